@@ -1,0 +1,39 @@
+# The two commands of the README: `make serve` and `make test`. Both set up .venv first.
+PY := .venv/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 5006
+SCENARIO ?= default
+
+.PHONY: setup serve run test test-fast lint bench clean
+
+setup:
+	@scripts/setup-venv.sh
+
+## Serve the live dashboard on the default scenario at http://$(HOST):$(PORT)/app
+serve: setup
+	@echo "scalelab dashboard: http://$(HOST):$(PORT)/app  (Ctrl-C stops it)"
+	$(PY) -m panel serve dashboard/app.py --address $(HOST) --port $(PORT) \
+	  --allow-websocket-origin $(HOST):$(PORT) --allow-websocket-origin localhost:$(PORT) \
+	  --check-unused-sessions 10000 --unused-session-lifetime 30000
+
+## Run one scenario headless and print its summary
+run: setup
+	$(PY) -m engine run data/scenarios/$(SCENARIO).yaml --out out/$(SCENARIO)
+
+## The whole suite: lint, unit/property/end-to-end tests, notebooks, browser tests (serially)
+test: setup
+	@scripts/ensure-chromium.sh
+	$(PY) -m ruff check engine dashboard tests benchmarks
+	$(PY) -m pytest -p no:cacheprovider
+
+test-fast: setup
+	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow"
+
+lint: setup
+	$(PY) -m ruff check engine dashboard tests benchmarks
+
+bench: setup
+	$(PY) benchmarks/engine_throughput.py --quick
+
+clean:
+	rm -rf .venv out test-artifacts .pytest_cache
