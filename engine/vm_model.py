@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class VMType(str, Enum):
+class VMType(StrEnum):
     MASTER = "MASTER"
     WORKER = "WORKER"
 
 
-class VMState(str, Enum):
+class VMState(StrEnum):
     """Cloud state of a VM."""
 
     INIT = "INIT"
@@ -22,7 +22,7 @@ class VMState(str, Enum):
     DELETED = "DELETED"  # gone from the cloud's list; kept only for the record
 
 
-class AppState(str, Enum):
+class AppState(StrEnum):
     """State reported by the app daemon on a VM."""
 
     READY = "READY"
@@ -32,7 +32,7 @@ class AppState(str, Enum):
     ERROR = "ERROR"
 
 
-class CommandKind(str, Enum):
+class CommandKind(StrEnum):
     # cloud commands
     CREATE = "CREATE"
     DELETE = "DELETE"
