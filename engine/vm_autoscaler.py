@@ -114,8 +114,12 @@ class Cloud(Protocol):
 class Decision:
     """What one round saw and did. ``commands`` are in the order sent to the cloud.
 
-    The measurements (``time_left``, ``avg_queue``, ``avg_time``) are None unless the round measured;
-    the worker counts are those of the scaling rounds (0 in rounds that only handled the master).
+    ``action``: "master_recovery" (master replaced), "waiting_for_master", "master_recovered" (found
+    RUNNING this round), or in scaling rounds "not_measured" (something starting, no active worker or
+    too few master heartbeats), "scale_in" / "scale_out" (time_left outside the band, even when the
+    count comes out 0 or MAX_WORKERS stops it) or "hold". The measurements (``time_left``,
+    ``avg_queue``, ``avg_time``) are None unless the round measured; the worker counts and ``threads``
+    are those of scaling rounds (0 in rounds that only handled the master).
     """
 
     time: float
