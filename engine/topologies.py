@@ -1,0 +1,260 @@
+"""Cluster synthesizers and importers, all seeded and parameterised, plus a mixed pod workload.
+
+* :func:`cloud_regions`: Skippy's scalability layout, R regions of N/R VMs each (a storage node per region).
+* :func:`urban_sensing`: cells of small ARM devices, cloudlets with accelerators, one cloud region, with
+  uplink and backbone bandwidths.
+* :func:`openb`: the Alibaba openb GPU cluster node list (``data/clusters``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.cluster import (
+    ARCH,
+    CAPABILITY_GPU,
+    GPU_MODEL,
+    IMAGE_CATALOGUE,
+    LOCALITY,
+    NODE_CLASS,
+    RECEIVES_FROM,
+    REGION,
+    SENDS_TO,
+    STORAGE,
+    WORKER_INPUT,
+    ZONE,
+    Cluster,
+    ClusterParams,
+    Container,
+    ContainerRegistry,
+    GiB,
+    MiB,
+    NodeSpec,
+    Pod,
+    StorageIndex,
+)
+
+OPENB_NODES = Path(__file__).resolve().parent.parent / "data" / "clusters" / "openb_node_list_all_node.csv"
+MBIT = 1e6 / 8  # bytes per second in one Mbit/s
+
+#: Node classes: (cpu millicores, memory bytes, arch, GPUs, GPU model, speed factor for job service time).
+NODE_CLASSES: dict[str, tuple[int, int, str, float, str, float]] = {
+    "rpi3": (4000, 1 * GiB, "arm", 0, "", 0.25),
+    "rpi4": (4000, 4 * GiB, "arm64", 0, "", 0.4),
+    "jetson-nano": (4000, 4 * GiB, "arm64", 1, "nano", 0.5),
+    "nuc": (8000, 16 * GiB, "amd64", 0, "", 1.0),
+    "xavier-nx": (6000, 8 * GiB, "arm64", 1, "xavier", 0.9),
+    "vm-small": (2000, 4 * GiB, "amd64", 0, "", 1.0),
+    "vm-medium": (4000, 16 * GiB, "amd64", 0, "", 1.2),
+    "vm-large": (8000, 32 * GiB, "amd64", 0, "", 1.5),
+    "vm-arm": (4000, 8 * GiB, "arm64", 0, "", 1.1),
+    "vm-gpu": (8000, 32 * GiB, "amd64", 1, "T4", 1.5),
+    "edge-gateway": (4000, 8 * GiB, "arm64", 0, "", 0.6),
+    "storage": (8000, 32 * GiB, "amd64", 0, "", 1.0),
+}
+
+
+def node(name: str, node_class: str, labels: dict[str, str], registry_bandwidth: float) -> NodeSpec:
+    """A node of a known class with the class's capacity, arch, GPUs and speed."""
+    cpu, memory, arch, gpus, model, speed = NODE_CLASSES[node_class]
+    labels = {ARCH: arch, NODE_CLASS: node_class, **labels}
+    if gpus:
+        labels.update({CAPABILITY_GPU: "true", GPU_MODEL: model})
+    return NodeSpec(name, cpu, memory, labels, speed=speed, gpus=gpus, registry_bandwidth=registry_bandwidth)
+
+
+def catalogue_registry() -> ContainerRegistry:
+    return ContainerRegistry(IMAGE_CATALOGUE)
+
+
+def _prepull(cluster: Cluster, image: str, rng: np.random.Generator, cloud: bool, fraction: float) -> None:
+    is_cloud = ~cluster.label_equals(LOCALITY, "edge") & ~cluster.has_label(STORAGE)
+    chosen = (is_cloud & cloud) | ((rng.random(cluster.n) < fraction) & ~cluster.has_label(STORAGE))
+    for i in np.flatnonzero(chosen):
+        cluster.cache_image(image, int(i))
+
+
+def _buckets(cluster: Cluster, rng: np.random.Generator, worker_input: int) -> None:
+    """A data bucket on every storage node with a few items, and the worker input on the first one."""
+    for row, s in enumerate(cluster.storage_nodes):
+        bucket = f"data-{row}"
+        cluster.storage.make_bucket(bucket, int(s))
+        for j in range(3):
+            cluster.storage.put(bucket, f"item-{j}", int(rng.integers(1, 500)) * MiB)
+    if len(cluster.storage_nodes):
+        bucket, item = WORKER_INPUT.split("/")
+        cluster.storage.make_bucket(bucket, int(cluster.storage_nodes[0]))
+        cluster.storage.put(bucket, item, worker_input)
+
+
+def cloud_regions(
+    nodes: int,
+    regions: int = 10,
+    rng: np.random.Generator | None = None,
+    storage: bool = True,
+    edge_fraction: float = 0.0,
+    registry: ContainerRegistry | None = None,
+) -> Cluster:
+    """``regions`` regions of ``nodes // regions`` VMs (the first regions take the remainder), region-major order.
+
+    VM classes are drawn per node; registry bandwidth is fixed per region (the registry sits in region 0);
+    storage links are 10 Gbit/s within a region and the slower region's WAN link across regions.
+    """
+    rng = rng or np.random.default_rng(0)
+    wan = np.concatenate([[10000.0], rng.choice([200.0, 500.0, 1000.0, 2000.0], size=regions - 1)]) * MBIT
+    classes = ["vm-small", "vm-medium", "vm-large", "vm-arm", "vm-gpu"]
+    specs: list[NodeSpec] = []
+    region_of: list[int] = []
+    for r in range(regions):
+        count = nodes // regions + (1 if r < nodes % regions else 0)
+        base = {REGION: f"region-{r}"}
+        if storage:
+            specs.append(node(f"storage-{r}", "storage", {**base, ZONE: f"region-{r}-a", STORAGE: "minio"}, wan[r]))
+            region_of.append(r)
+        for i in range(count):
+            zone = {ZONE: f"region-{r}-{'abc'[int(rng.integers(3))]}"}
+            if rng.random() < edge_fraction:
+                specs.append(node(f"edge-{r}-{i}", "edge-gateway", {**base, **zone, LOCALITY: "edge"}, wan[r] / 4))
+            else:
+                cls = classes[int(rng.choice(len(classes), p=[0.3, 0.3, 0.2, 0.1, 0.1]))]
+                specs.append(node(f"vm-{r}-{i}", cls, {**base, **zone, LOCALITY: "cloud"}, wan[r]))
+            region_of.append(r)
+    cluster = Cluster(specs, registry or catalogue_registry(), StorageIndex())
+    if storage:
+        region = np.array(region_of)
+        s_region = region[cluster.storage_nodes]
+        same = s_region[:, None] == region[None, :]
+        link = np.minimum(wan[s_region][:, None], wan[region][None, :])
+        bw = np.where(same, 10000 * MBIT, link)
+        cluster.set_storage_bandwidth(bw, bw.copy())
+    return cluster
+
+
+def urban_sensing(
+    cells: int = 6,
+    devices_per_cell: int = 8,
+    cloudlets: int = 3,
+    cloud_nodes: int = 10,
+    rng: np.random.Generator | None = None,
+    storage: bool = True,
+    uplink_mbps: float = 50.0,
+    backbone_mbps: float = 1000.0,
+    registry: ContainerRegistry | None = None,
+) -> Cluster:
+    """Cells of Raspberry Pis and Jetson Nanos, cloudlets (NUCs and Xavier NX boards) each serving some cells,
+    and a cloud region with the image registry.
+
+    Registry links: cloud 10 Gbit/s, cloudlets the backbone, devices their cell's uplink (+-20%, seeded).
+    Storage sits at each cloudlet site (and in the cloud): a cell reaches its cloudlet's storage over its
+    uplink, other sites over the backbone, capped by the device uplink.
+    """
+    rng = rng or np.random.default_rng(0)
+    uplink, backbone = uplink_mbps * MBIT, backbone_mbps * MBIT
+    specs: list[NodeSpec] = []
+    site: list[int] = []  # serving site per node: cloudlet index, or -1 for the cloud
+    device: list[bool] = []
+    sites = max(cloudlets, 1)
+    for c in range(cells):
+        cell_uplink = uplink * rng.uniform(0.8, 1.2)
+        for d in range(devices_per_cell):
+            cls = str(rng.choice(["rpi3", "rpi4", "jetson-nano"], p=[0.3, 0.5, 0.2]))
+            labels = {REGION: "city", ZONE: f"cell-{c}", LOCALITY: "edge"}
+            specs.append(node(f"cell-{c}-{cls}-{d}", cls, labels, min(cell_uplink, backbone)))
+            site.append(c % sites if cloudlets else -1)
+            device.append(True)
+    for k in range(cloudlets):
+        labels = {REGION: "city", ZONE: f"cloudlet-{k}", LOCALITY: "edge"}
+        for j, cls in enumerate(("nuc", "nuc", "xavier-nx")):
+            specs.append(node(f"cloudlet-{k}-{cls}-{j}", cls, labels, backbone))
+            site.append(k)
+            device.append(False)
+        if storage:
+            specs.append(node(f"cloudlet-{k}-storage", "storage", {**labels, STORAGE: "minio"}, backbone))
+            site.append(k)
+            device.append(False)
+    for v in range(cloud_nodes):
+        specs.append(node(f"cloud-{v}", "vm-large", {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud"}, 10000 * MBIT))
+        site.append(-1)
+        device.append(False)
+    if storage:
+        specs.append(node("cloud-storage", "storage", {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT))
+        site.append(-1)
+        device.append(False)
+    cluster = Cluster(specs, registry or catalogue_registry(), StorageIndex())
+    if storage:
+        site_arr, dev = np.array(site), np.array(device)
+        s_site = site_arr[cluster.storage_nodes]
+        same = s_site[:, None] == site_arr[None, :]
+        cap = np.where(dev, cluster.registry_bandwidth, np.inf)[None, :]  # a device never beats its own uplink
+        local = np.where(dev[None, :], cap * 2, 10000 * MBIT)  # LAN to the site's devices: twice the WAN uplink
+        bw = np.minimum(np.where(same, local, backbone), np.where(same, np.inf, cap))
+        cluster.set_storage_bandwidth(bw, bw.copy())
+    return cluster
+
+
+def openb(path: Path | str = OPENB_NODES, nodes: int = 0, rng: np.random.Generator | None = None, storage: bool = True,
+          registry: ContainerRegistry | None = None) -> Cluster:
+    """The Alibaba openb nodes (cpu, memory, GPU count and model), one datacenter with a 10 Gbit/s registry link.
+
+    ``nodes`` > 0 takes a seeded sample in file order; ``storage`` adds one storage node.
+    """
+    table = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8", missing_values="", filling_values=None)
+    rows = np.arange(len(table))
+    if 0 < nodes < len(table):
+        rows = np.sort((rng or np.random.default_rng(0)).choice(len(table), size=nodes, replace=False))
+    specs = []
+    for r in rows:
+        sn, cpu, mem, gpus, model = (table[f][r] for f in table.dtype.names)
+        labels = {ARCH: "amd64", REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud",
+                  NODE_CLASS: f"openb-{model}" if gpus else "openb-cpu"}
+        if gpus:
+            labels.update({CAPABILITY_GPU: "true", GPU_MODEL: str(model)})
+        specs.append(NodeSpec(str(sn), int(cpu), int(mem) * MiB, labels, speed=1.0, gpus=float(gpus), registry_bandwidth=10000 * MBIT))
+    if storage:
+        specs.append(node("openb-storage", "storage", {REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT))
+    cluster = Cluster(specs, registry or catalogue_registry(), StorageIndex())
+    if storage:
+        full = np.full((1, cluster.n), 10000 * MBIT)
+        cluster.set_storage_bandwidth(full, full.copy())
+    return cluster
+
+
+def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
+    """The cluster ``params`` describe, seeded from ``rng`` and ``params.seed_offset``."""
+    seeded = np.random.default_rng([int(rng.integers(2**63)), params.seed_offset])
+    if params.topology == "cloud_regions":
+        cluster = cloud_regions(params.nodes, params.regions, seeded, params.storage_nodes, params.edge_fraction)
+    elif params.topology == "urban_sensing":
+        cluster = urban_sensing(params.cells, params.devices_per_cell, params.cloudlets, params.cloud_nodes, seeded,
+                                params.storage_nodes, params.edge_uplink_mbps, params.backbone_mbps)
+    else:
+        cluster = openb(OPENB_NODES, params.openb_nodes, seeded, params.storage_nodes)
+    _buckets(cluster, seeded, int(params.worker_input_mib * MiB))
+    _prepull(cluster, params.worker_image, seeded, params.prepull_cloud, params.prepull_fraction)
+    return cluster
+
+
+def mixed_pods(cluster: Cluster, count: int, rng: np.random.Generator, images: Sequence[str] | None = None) -> list[Pod]:
+    """A mixed workload: catalogue images of different sizes and archs, one or two containers, varied requests,
+    capability labels, data-locality labels (existing and unknown items, receive and send)."""
+    images = list(images or cluster.registry.names)
+    items = [f"{b}/{i}" for b, i in cluster.storage.items] + ["nowhere/missing"]
+    pods = []
+    for p in range(count):
+        containers = [Container(images[int(rng.integers(len(images)))], int(rng.choice([100, 250, 500, 1000, 2000])),
+                      int(rng.choice([128, 256, 512, 1024, 2048])) * MiB)]
+        if rng.random() < 0.2:  # a sidecar, sometimes of the same image
+            image = containers[0].image if rng.random() < 0.5 else images[int(rng.integers(len(images)))]
+            containers.append(Container(image, 100, 64 * MiB))
+        labels: dict[str, str] = {}
+        if rng.random() < 0.3:
+            labels[CAPABILITY_GPU] = "true"
+        if rng.random() < 0.4:
+            labels[RECEIVES_FROM] = items[int(rng.integers(len(items)))]
+        if rng.random() < 0.2:
+            labels[SENDS_TO] = items[int(rng.integers(len(items)))]
+        pods.append(Pod(f"pod-{p}", tuple(containers), labels))
+    return pods
