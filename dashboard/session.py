@@ -1,0 +1,226 @@
+"""The live session behind one dashboard: a Simulation, its clock and what the views have seen.
+
+No UI imports here: the session is driven by ``tick()`` (a periodic callback in the dashboard, a loop in
+a test) and read through ``poll()``; parameter changes go through ``apply()``, faults through ``inject()``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import param
+
+from engine.params import ParamError
+from engine.scenario import list_scenarios, load_scenario
+from engine.simulation import Simulation
+
+#: Every live session of this process (the benchmark and the browser tests look inside).
+LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
+
+#: Longest wall-clock gap one tick makes up for: a stalled server must not jump hours ahead.
+MAX_TICK_GAP = 0.5
+
+
+def scenario_names() -> list[str]:
+    names = sorted(list_scenarios())
+    if "default" in names:
+        names.remove("default")
+        names.insert(0, "default")
+    return names or ["default"]
+
+
+class LiveSession(param.Parameterized):
+    """One running simulation with play/pause/step/reset and a wall-clock speed."""
+
+    scenario = param.Selector(default=None, objects=[], doc="Scenario from data/scenarios/.")
+    seed = param.Integer(default=None, allow_None=True, bounds=(0, 2**53 - 1), doc="Seed (empty: the scenario's run.seed); kept below 2**53 so browsers hold it exactly.")
+    speed = param.Number(60.0, bounds=(1.0, 3600.0), step=1.0, doc="Simulated seconds per wall-clock second.")
+    playing = param.Boolean(True, doc="Advance the simulation on every tick.")
+    generation = param.Integer(0, doc="Bumped on every reset: views drop what they hold.")
+
+    def __init__(self, scenario: str | None = None, seed: int | None = None, overrides: dict[str, Any] | None = None, **params):
+        names = scenario_names()
+        self.param.scenario.objects = names
+        super().__init__(scenario=scenario or names[0], seed=seed, **params)
+        self.overrides: dict[str, Any] = dict(overrides or {})
+        self.tick_seconds: deque[float] = deque(maxlen=1000)
+        self.stopped = False
+        self.sim = None
+        self._build()
+        LIVE_SESSIONS.add(self)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _build(self) -> None:
+        scenario = load_scenario(self.scenario)
+        self.sim = Simulation(scenario, seed=self.seed)
+        if self.overrides:
+            try:
+                self.sim.set_params(self.overrides)
+            except ParamError:  # a scenario that cannot take them: start clean
+                self.overrides = {}
+        if self.seed is None:  # show the scenario's seed (no rebuild: it is the same run)
+            self.seed = self.sim.seed
+        self._sample_cursor = 0
+        self._event_cursor = 0
+        self._kpi = dict(measured=0, outside=0)
+        self._last_row: dict[str, Any] = {}
+        self.generation += 1
+
+    def reset(self) -> None:
+        """Restart the scenario from t=0 with the same seed and the parameter changes made so far."""
+        self._build()
+
+    @param.depends("scenario", watch=True)
+    def _scenario_changed(self) -> None:
+        self.overrides = {}
+        self._build()
+
+    @param.depends("seed", watch=True)
+    def _seed_changed(self) -> None:
+        if self.seed != self.sim.seed:
+            self._build()
+
+    def stop(self) -> None:
+        """Stop for good (the browser tab is gone)."""
+        self.playing = False
+        self.stopped = True
+
+    # -- driving ---------------------------------------------------------------------------------
+    def tick(self, wall_dt: float) -> None:
+        """Advance by ``speed * wall_dt`` simulated seconds when playing."""
+        if not self.playing or self.stopped:
+            return
+        t0 = time.perf_counter()
+        self.sim.advance(self.sim.now + self.speed * min(max(wall_dt, 0.0), MAX_TICK_GAP))
+        self.tick_seconds.append(time.perf_counter() - t0)
+
+    def step(self) -> None:
+        """Advance by one sample interval (also while paused)."""
+        self.sim.advance(self.sim.now + self.sim.sections["run"].sample_interval)
+
+    def apply(self, changes: dict[str, Any]) -> str | None:
+        """Change parameters atomically; on a bad value or combination return the message and change nothing."""
+        try:
+            applied = self.sim.set_params(changes)
+        except ParamError as err:
+            return str(err)
+        self.overrides.update(applied if isinstance(applied, dict) else changes)
+        return None
+
+    def inject(self, kind: str, **kwargs: Any) -> str | None:
+        """Inject a fault now; return an error message instead of raising."""
+        try:
+            self.sim.inject(kind, **kwargs)
+        except (ParamError, ValueError, KeyError, RuntimeError) as err:
+            return f"{kind}: {err}"
+        return None
+
+    # -- reading ---------------------------------------------------------------------------------
+    def poll(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Samples and events recorded since the last poll (each handed out once)."""
+        sim = self.sim
+        samples = sim.samples(start=self._sample_cursor) if sim.sample_count > self._sample_cursor else None
+        events = sim.events(start=self._event_cursor) if sim.event_count > self._event_cursor else None
+        if samples is not None and len(samples):
+            self._sample_cursor += len(samples)
+            self._account(samples)
+        if events is not None and len(events):
+            self._event_cursor += len(events)
+        return (samples if samples is not None else pd.DataFrame()), (events if events is not None else pd.DataFrame())
+
+    def _account(self, samples: pd.DataFrame) -> None:
+        tl = samples["time_left"].to_numpy(dtype=float)
+        measured = ~np.isnan(tl)
+        outside = measured & ((tl < samples["band_low"].to_numpy(dtype=float)) | (tl > samples["band_high"].to_numpy(dtype=float)))
+        self._kpi["measured"] += int(measured.sum())
+        self._kpi["outside"] += int(outside.sum())
+        self._last_row = samples.iloc[-1].to_dict()
+        p95 = samples["wait_p95"].dropna()
+        if len(p95):
+            self._last_row["last_wait_p95"] = float(p95.iloc[-1])
+        elif "last_wait_p95" in self._kpi:
+            self._last_row["last_wait_p95"] = self._kpi["last_wait_p95"]
+        self._kpi["last_wait_p95"] = self._last_row.get("last_wait_p95", math.nan)
+
+    def kpis(self) -> dict[str, Any]:
+        """The KPI row: queue, active workers, latest p95 wait, VM-hours, share of time outside the band."""
+        row = self._last_row
+        m = self._kpi["measured"]
+        return {
+            "time": float(row.get("time", self.sim.now)),
+            "queue": int(row.get("queue_length", 0)),
+            "active_workers": int(row.get("workers_active", 0)),
+            "wait_p95": float(self._kpi.get("last_wait_p95", math.nan)),
+            "vm_hours": float(row.get("vm_seconds", 0.0)) / 3600.0,
+            "outside_band": self._kpi["outside"] / m if m else math.nan,
+            "master_state": str(row.get("master_state", "")),
+        }
+
+    def recording(self) -> dict[str, Any]:
+        """Inputs that reproduce this run (seed, parameter changes and faults stamped with sim time)."""
+        rec = dict(self.sim.recording())
+        rec.setdefault("scenario", self.scenario)
+        return rec
+
+    def server_tick_ms(self) -> dict[str, float]:
+        if not self.tick_seconds:
+            return {"median": math.nan, "p95": math.nan}
+        arr = np.array(self.tick_seconds) * 1000
+        return {"median": float(np.median(arr)), "p95": float(np.percentile(arr, 95))}
+
+
+def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
+    """B's starting difference from A, so the compare tab shows something at once: half the workers."""
+    max_workers = sections["autoscaler"].MAX_WORKERS
+    return {"autoscaler.MAX_WORKERS": max(1, max_workers // 2)}
+
+
+class ComparePair(param.Parameterized):
+    """Two live sessions on the same scenario and seed, advanced in lockstep."""
+
+    def __init__(self, scenario: str, seed: int | None, a_overrides: dict[str, Any] | None = None,
+                 b_overrides: dict[str, Any] | None = None, **params):
+        super().__init__(**params)
+        self.a = LiveSession(scenario, seed, a_overrides)
+        if b_overrides is None:
+            b_overrides = {**(a_overrides or {}), **compare_defaults(self.a.sim.sections)}
+        self.b = LiveSession(scenario, seed, b_overrides)
+
+    @property
+    def sessions(self) -> tuple[LiveSession, LiveSession]:
+        return self.a, self.b
+
+    def tick(self, wall_dt: float) -> None:
+        for s in self.sessions:
+            s.tick(wall_dt)
+        # keep both clocks identical even if one stepped further
+        if self.a.sim.now != self.b.sim.now:
+            t = max(self.a.sim.now, self.b.sim.now)
+            for s in self.sessions:
+                if s.sim.now < t:
+                    s.sim.advance(t)
+
+    def reset(self) -> None:
+        for s in self.sessions:
+            s.reset()
+
+    def set_playing(self, playing: bool) -> None:
+        for s in self.sessions:
+            s.playing = playing
+
+    def stop(self) -> None:
+        for s in self.sessions:
+            s.stop()
+
+    def kpi_difference(self) -> pd.DataFrame:
+        a, b = self.a.kpis(), self.b.kpis()
+        rows = []
+        for key in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band"):
+            rows.append({"kpi": key, "A": a[key], "B": b[key], "B - A": b[key] - a[key]})
+        return pd.DataFrame(rows)

@@ -1,0 +1,273 @@
+"""The dashboard: one ``pn.viewable.Viewer`` that displays inline in Jupyter and is ``.servable()`` in app.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+import panel as pn
+import param
+
+from dashboard.controls import SectionControls
+from dashboard.session import ComparePair, LiveSession
+from dashboard.views import EventLog, KpiRow, PlacementHeatmap, ScoreHeatmap, TimeSeriesViews
+
+#: Order and titles of the control cards; sections not named here follow, collapsed.
+SECTION_CARDS = [("autoscaler", "Autoscaler", False), ("scheduler", "Scheduler", False), ("workload", "Workload", False),
+                 ("faults", "Random faults", True), ("platform", "Platform", True), ("cluster", "Cluster", True)]
+#: Sections that are not live controls (seed and timing are run controls).
+NOT_LIVE = {"run"}
+#: The placement views refresh every this many ticks (they cost more than a stream).
+PLACEMENT_EVERY = 3
+
+
+def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
+    """Weight presets offered by the scheduler's param class (e.g. Skippy default, kube default), if any."""
+    presets = getattr(type(section), "PRESETS", None) or getattr(section, "presets", None)
+    if callable(presets):
+        presets = presets()
+    return dict(presets or {})
+
+
+class LiveControls:
+    """All generated section controls of one session, with policy-dependent cards and scheduler presets."""
+
+    def __init__(self, session: LiveSession, sections: tuple[str, ...] | None = None, collapsed_all: bool = False):
+        self.session = session
+        live = session.sim.sections
+        keys = [k for k, _, _ in SECTION_CARDS if k in live] + [k for k in live if k not in dict((c[0], 0) for c in SECTION_CARDS)]
+        keys = [k for k in keys if k not in NOT_LIVE and (sections is None or k in sections)]
+        titles = {k: (t, c) for k, t, c in SECTION_CARDS}
+        self.sections: dict[str, SectionControls] = {}
+        cards = []
+        policy_sections = self._policy_sections(live)
+        for key in keys:
+            ctl = SectionControls(live[key], session.apply, key)
+            self.sections[key] = ctl
+            title, collapsed = titles.get(key, (key.capitalize(), True))
+            body = [ctl.alert, ctl.panel()]
+            if key == "scheduler":
+                body.insert(0, self._presets_row(ctl))
+            card = pn.Card(*body, title=title, collapsed=collapsed or collapsed_all, sizing_mode="stretch_width", margin=(4, 0))
+            if key in policy_sections:
+                card.visible = False
+            cards.append((key, card))
+        self.cards = dict(cards)
+        if policy_sections and "autoscaler" in self.sections:
+            auto = self.sections["autoscaler"].copy
+            self._show_policy(auto.policy)
+            auto.param.watch(lambda e: self._show_policy(e.new), "policy")
+        self.layout = pn.Column(*[c for _, c in cards], sizing_mode="stretch_width")
+
+    @staticmethod
+    def _policy_sections(live: dict[str, Any]) -> set[str]:
+        auto = live.get("autoscaler")
+        if auto is None or "policy" not in auto.param:
+            return set()
+        return {str(o) for o in auto.param["policy"].objects} & set(live)
+
+    def _show_policy(self, policy: str) -> None:
+        for key in self._policy_sections(self.session.sim.sections):
+            self.cards[key].visible = key == policy
+
+    def _presets_row(self, ctl: SectionControls) -> pn.Row:
+        buttons = []
+        for label, values in scheduler_presets(ctl.copy).items():
+            b = pn.widgets.Button(label=label, button_type="default", sizing_mode="stretch_width")
+            b.on_click(lambda e, v=values: ctl.set_values(dict(v)))
+            buttons.append(b)
+        return pn.Row(*buttons, sizing_mode="stretch_width")
+
+
+class CompareView:
+    """Two parameter sets on the same workload and seed: controls side by side, plots overlaid, KPI differences."""
+
+    def __init__(self, live: LiveSession):
+        self.live = live
+        self.views = TimeSeriesViews(("A", "B"))
+        self.kpi_a, self.kpi_b = KpiRow(), KpiRow()
+        self.restart = pn.widgets.Button(label="Restart both from the live settings", button_type="primary")
+        self.restart.on_click(lambda e: self.rebuild())
+        self.controls = pn.Row(sizing_mode="stretch_width")
+        self.layout = pn.Column(
+            pn.pane.Markdown("Run **A** (solid) and run **B** (dashed): same scenario, workload and seed; "
+                             "B starts as A with half the workers. Change either side below."),
+            self.restart, self.controls, pn.pane.Markdown("**A**"), self.kpi_a.pane, pn.pane.Markdown("**B** (with B − A)"),
+            self.kpi_b.pane, self.views.layout, sizing_mode="stretch_width",
+        )
+        self.pair: ComparePair | None = None
+
+    def rebuild(self) -> None:
+        if self.pair is not None:
+            self.pair.stop()
+        self.pair = ComparePair(self.live.scenario, self.live.seed, dict(self.live.overrides))
+        self.views.clear()
+        sides = []
+        for label, s in (("A", self.pair.a), ("B", self.pair.b)):
+            ctl = LiveControls(s, sections=("autoscaler", "scheduler", "workload"), collapsed_all=False)
+            sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
+        self.controls[:] = sides
+
+    def tick(self, wall_dt: float) -> None:
+        if self.pair is None:
+            self.rebuild()
+        self.pair.tick(wall_dt)
+        for label, s in (("A", self.pair.a), ("B", self.pair.b)):
+            samples, events = s.poll()
+            self.views.push(label, samples, events, s.sim.sections["run"].sample_interval)
+        a, b = self.pair.a.kpis(), self.pair.b.kpis()
+        diff = {k: b[k] - a[k] for k in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")}
+        self.kpi_a.update(a)
+        self.kpi_b.update(b, diff)
+
+    def stop(self) -> None:
+        if self.pair is not None:
+            self.pair.stop()
+
+
+class Dashboard(pn.viewable.Viewer):
+    """The scalelab dashboard over one live simulation (plus a compare pair on its own tab)."""
+
+    tick_period = param.Integer(100, bounds=(20, 5000), doc="Milliseconds between two ticks.")
+
+    def __init__(self, scenario: str | None = None, seed: int | None = None, **params):
+        super().__init__(**params)
+        self.session = LiveSession(scenario, seed)
+        self.views = TimeSeriesViews(("live",))
+        self.kpis = KpiRow()
+        self.events = EventLog()
+        self.placement = PlacementHeatmap()
+        self.scores = ScoreHeatmap()
+        self.compare = CompareView(self.session)
+        self.tick_seconds: deque[float] = deque(maxlen=1000)
+        self._callback = None
+        self._ticks = 0
+        self._last_wall = time.perf_counter()
+        self._generation = self.session.generation
+        self._controls_scenario = self.session.scenario
+
+        s = self.session
+        self.fault_alert = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
+        play = pn.widgets.Toggle.from_param(s.param.playing, label="▶ Play / ❚❚ Pause", button_type="success")
+        step = pn.widgets.Button(label="Step", button_type="default")
+        step.on_click(lambda e: self._step())
+        reset = pn.widgets.Button(label="Reset", button_type="warning")
+        reset.on_click(lambda e: s.reset())
+        record = pn.widgets.FileDownload(callback=self._recording_file, filename="scalelab-recording.json",
+                                         label="Download recording", button_type="light", sizing_mode="stretch_width")
+        self.run_card = pn.Card(
+            pn.widgets.Select.from_param(s.param.scenario, sizing_mode="stretch_width"),
+            pn.widgets.IntInput.from_param(s.param.seed, sizing_mode="stretch_width"),
+            pn.widgets.FloatSlider.from_param(s.param.speed, step=1.0, throttled=True, sizing_mode="stretch_width"),
+            pn.Row(play, step, reset), record,
+            title="Run", sizing_mode="stretch_width", margin=(4, 0),
+        )
+        self.outage = pn.widgets.FloatInput(value=30.0, start=1.0, end=3600.0, step=5.0, label="Heartbeat outage (s)", width=140)
+        buttons = {
+            "Crash the master": lambda: s.inject("master_crash"),
+            "Crash a worker": lambda: s.inject("worker_crash"),
+            "Drop heartbeats": lambda: s.inject("heartbeat_outage", duration=float(self.outage.value)),
+            "Fail a node": lambda: s.inject("node_failure"),
+        }
+        fault_widgets = []
+        for label, action in buttons.items():
+            b = pn.widgets.Button(label=label, button_type="danger", sizing_mode="stretch_width")
+            b.on_click(lambda e, a=action: self._fault(a))
+            fault_widgets.append(b)
+        self.node_fault = fault_widgets[-1]
+        self.fault_card = pn.Card(self.fault_alert, *fault_widgets[:2], pn.Row(self.outage, fault_widgets[2]), fault_widgets[3],
+                                  title="Faults", sizing_mode="stretch_width", margin=(4, 0))
+        self.controls = LiveControls(s)
+        self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width")
+        self.status = pn.pane.Markdown("", styles={"font-size": "11px", "color": "#666"})
+        sidebar = pn.Column(pn.pane.Markdown("## scalelab"), self.run_card, self.fault_card, self.controls_holder, self.status,
+                            width=340)
+        self.tabs = pn.Tabs(
+            ("Live", pn.Column(self.views.layout, pn.pane.Markdown("### Event log"), self.events.pane, sizing_mode="stretch_width")),
+            ("Placement", pn.Row(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
+            ("Compare", self.compare.layout),
+            dynamic=False, sizing_mode="stretch_width",
+        )
+        main = pn.Column(self.kpis.pane, self.tabs, sizing_mode="stretch_width")
+        self._layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
+        s.param.watch(self._session_rebuilt, "generation")
+        self.refresh()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def __panel__(self) -> pn.viewable.Viewable:
+        pn.state.onload(self.start)
+        return self._layout
+
+    def start(self) -> None:
+        """Start ticking (once); stop when the browser session goes away."""
+        if self._callback is not None:
+            return
+        self._last_wall = time.perf_counter()
+        self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
+        try:
+            pn.state.on_session_destroyed(lambda ctx: self.stop())
+        except Exception:  # noqa: BLE001 - no server session (a notebook): nothing to clean up on close
+            pass
+
+    def stop(self) -> None:
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+        self.session.stop()
+        self.compare.stop()
+
+    # -- ticking ---------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        wall_dt, self._last_wall = now - self._last_wall, now
+        with pn.io.hold():
+            if self.tabs.active == 2:
+                self.compare.tick(wall_dt)
+            else:
+                self.session.tick(wall_dt)
+                self.refresh()
+        self.tick_seconds.append(time.perf_counter() - now)
+
+    def _step(self) -> None:
+        self.session.step()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Send what the session recorded since the last refresh to the views."""
+        s = self.session
+        samples, events = s.poll()
+        self.views.push("live", samples, events, s.sim.sections["run"].sample_interval)
+        self.events.push(events)
+        self.kpis.update(s.kpis())
+        self._ticks += 1
+        if self._ticks % PLACEMENT_EVERY == 0 or len(samples) == 0:
+            placement = getattr(s.sim, "placement", None)
+            self.node_fault.disabled = placement is None
+            self.placement.update(placement, s.sim.now)
+            self.scores.update(placement)
+        if self._ticks % 10 == 0 and self.tick_seconds:
+            ms = np.array(self.tick_seconds) * 1000
+            self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"
+
+    def _session_rebuilt(self, event: param.parameterized.Event) -> None:
+        self.views.clear()
+        self.events.clear()
+        self.placement.clear()
+        self.scores.clear()
+        if self.session.scenario != self._controls_scenario:
+            self._controls_scenario = self.session.scenario
+            self.controls = LiveControls(self.session)
+            self.controls_holder[:] = [self.controls.layout]
+        self.refresh()
+
+    def _fault(self, action: Any) -> None:
+        error = action()
+        self.fault_alert.object = error or ""
+        self.fault_alert.visible = bool(error)
+
+    def _recording_file(self) -> io.StringIO:
+        return io.StringIO(json.dumps(self.session.recording(), indent=1, default=str))

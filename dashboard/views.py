@@ -1,0 +1,396 @@
+"""Live plots: bokeh figures fed by ColumnDataSource.stream(rollover=...) so every window is bounded.
+
+Streaming straight into bokeh sources costs well under a millisecond per tick (a HoloViews Buffer costs
+~10 ms); heatmaps are images on numpy grids. Views only read DataFrames the session hands out.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import panel as pn
+from bokeh.models import (
+    BasicTicker,
+    ColorBar,
+    ColumnDataSource,
+    DataRange1d,
+    FactorRange,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+)
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure
+
+#: Samples kept on screen per run and plot (a few thousand points at most; see the recipe).
+WINDOW = 1500
+#: Event-log rows kept.
+EVENT_ROWS = 200
+#: Time columns of the placement heatmap.
+HEATMAP_COLUMNS = 120
+
+RUN_STYLE = {"live": ("#1f77b4", "solid"), "A": ("#1f77b4", "solid"), "B": ("#d62728", "dashed")}
+WORKER_STATES = ["workers_booting", "workers_active", "workers_shutting_down", "workers_suspended"]
+WORKER_COLORS = ["#fdae61", "#1a9850", "#d73027", "#91bfdb"]
+SAMPLE_COLUMNS = [
+    "time", "queue_length", *WORKER_STATES, "time_left", "band_low", "band_high", "arrival_rate",
+    "completion_rate", "wait_p50", "wait_p95", "wait_p99", "vm_hours",
+]
+
+
+def to_columns(samples: pd.DataFrame, sample_interval: float) -> dict[str, np.ndarray]:
+    """The plotted columns of a block of samples (rates per second, VM-hours)."""
+    out = {}
+    for c in SAMPLE_COLUMNS:
+        if c == "arrival_rate":
+            out[c] = samples["arrivals"].to_numpy(dtype=float) / sample_interval
+        elif c == "completion_rate":
+            out[c] = samples["completions"].to_numpy(dtype=float) / sample_interval
+        elif c == "vm_hours":
+            out[c] = samples["vm_seconds"].to_numpy(dtype=float) / 3600.0
+        else:
+            out[c] = samples[c].to_numpy(dtype=float)
+    return out
+
+
+def empty_columns() -> dict[str, list]:
+    return {c: [] for c in SAMPLE_COLUMNS}
+
+
+def _figure(title: str, x_range: DataRange1d, y_label: str, height: int = 210) -> figure:
+    fig = figure(
+        title=title, x_range=x_range, height=height, sizing_mode="stretch_width", tools="pan,xwheel_zoom,reset,save",
+        x_axis_label="simulated time (s)", y_axis_label=y_label, output_backend="canvas",
+    )
+    fig.toolbar.logo = None
+    fig.y_range.start = 0
+    return fig
+
+
+class TimeSeriesViews:
+    """The time plots for one run (live) or two runs overlaid (compare), all on one bounded window."""
+
+    def __init__(self, runs: tuple[str, ...] = ("live",)):
+        self.runs = runs
+        self.sources = {r: ColumnDataSource(data=empty_columns(), name=f"samples-{r}") for r in runs}
+        self.fault_sources = {r: ColumnDataSource(data={"time": [], "y": [], "detail": []}, name=f"faults-{r}") for r in runs}
+        self.x_range = DataRange1d(range_padding=0.0)
+        single = len(runs) == 1
+        self.figures: dict[str, figure] = {}
+
+        fig = _figure("Queue length", self.x_range, "jobs")
+        for r in runs:
+            color, dash = RUN_STYLE[r]
+            fig.line("time", "queue_length", source=self.sources[r], color=color, line_dash=dash, line_width=2,
+                     legend_label="queue" if single else f"run {r}")
+            fig.scatter("time", "y", source=self.fault_sources[r], marker="inverted_triangle", size=11, color="#b2182b",
+                        legend_label="fault")
+        fig.add_tools(HoverTool(tooltips=[("t", "@time{0}"), ("queue", "@queue_length")], mode="vline"))
+        self.figures["queue"] = fig
+
+        fig = _figure("Drain time_left and the [MIN, MAX] band", self.x_range, "seconds")
+        for r in runs:
+            color, dash = RUN_STYLE[r]
+            fig.varea("time", "band_low", "band_high", source=self.sources[r], fill_color=color, fill_alpha=0.15,
+                      legend_label="band" if single else f"band {r}")
+            fig.line("time", "time_left", source=self.sources[r], color=color, line_dash=dash, line_width=2,
+                     legend_label="time_left" if single else f"time_left {r}")
+        self.figures["time_left"] = fig
+
+        fig = _figure("Workers by state", self.x_range, "VMs")
+        if single:
+            fig.varea_stack(WORKER_STATES, x="time", source=self.sources[runs[0]], color=WORKER_COLORS,
+                            legend_label=[s.removeprefix("workers_").replace("_", " ") for s in WORKER_STATES])
+        else:
+            for r in runs:
+                color, dash = RUN_STYLE[r]
+                fig.line("time", "workers_active", source=self.sources[r], color=color, line_dash=dash, line_width=2,
+                         legend_label=f"active {r}")
+        self.figures["workers"] = fig
+
+        fig = _figure("Arrival and completion rates", self.x_range, "jobs / s")
+        for r in runs:
+            color, dash = RUN_STYLE[r]
+            if r == runs[0]:
+                fig.line("time", "arrival_rate", source=self.sources[r], color="#999999", line_width=1.5, legend_label="arrivals")
+            fig.line("time", "completion_rate", source=self.sources[r], color=color, line_dash=dash, line_width=1.5,
+                     legend_label="completions" if single else f"completions {r}")
+        self.figures["rates"] = fig
+
+        fig = _figure("Wait-time percentiles", self.x_range, "seconds")
+        for r in runs:
+            color, dash = RUN_STYLE[r]
+            if single:
+                for col, c, lbl in (("wait_p50", "#74add1", "p50"), ("wait_p95", "#f46d43", "p95"), ("wait_p99", "#a50026", "p99")):
+                    fig.line("time", col, source=self.sources[r], color=c, line_width=1.5, legend_label=lbl)
+            else:
+                fig.line("time", "wait_p95", source=self.sources[r], color=color, line_dash=dash, line_width=2, legend_label=f"p95 {r}")
+        self.figures["waits"] = fig
+
+        fig = _figure("Cumulative VM-hours", self.x_range, "VM-hours")
+        for r in runs:
+            color, dash = RUN_STYLE[r]
+            fig.line("time", "vm_hours", source=self.sources[r], color=color, line_dash=dash, line_width=2,
+                     legend_label="VM-hours" if single else f"run {r}")
+        self.figures["vm_hours"] = fig
+
+        for fig in self.figures.values():
+            fig.legend.location = "top_left"
+            fig.legend.click_policy = "hide"
+            fig.legend.background_fill_alpha = 0.6
+            fig.legend.label_text_font_size = "8pt"
+            fig.legend.spacing = 0
+            fig.legend.padding = 2
+
+        self.layout = pn.GridBox(*[pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures.values()],
+                                 ncols=2, sizing_mode="stretch_width")
+
+    def clear(self) -> None:
+        for src in self.sources.values():
+            src.data = empty_columns()
+        for src in self.fault_sources.values():
+            src.data = {"time": [], "y": [], "detail": []}
+
+    def push(self, run: str, samples: pd.DataFrame, events: pd.DataFrame, sample_interval: float) -> None:
+        if len(samples):
+            self.sources[run].stream(to_columns(samples, sample_interval), rollover=WINDOW)
+        if len(events):
+            faults = events[events["kind"] == "fault"]
+            if len(faults):
+                self.fault_sources[run].stream(
+                    {"time": faults["time"].to_numpy(dtype=float), "y": np.zeros(len(faults)),
+                     "detail": faults["detail"].astype(str).to_numpy()}, rollover=100)
+
+
+def _fmt(v: Any, spec: str) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return format(v, spec)
+
+
+KPI_LABELS = [
+    ("queue", "Queue", "d"), ("active_workers", "Active workers", "d"), ("wait_p95", "p95 wait (s)", ".1f"),
+    ("vm_hours", "VM-hours", ".2f"), ("outside_band", "Outside band", ".0%"), ("master_state", "Master", "s"),
+    ("time", "Sim time (s)", ".0f"),
+]
+
+
+def kpi_html(kpis: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    """The KPI row as HTML (values carry data-kpi attributes for tests)."""
+    cells = []
+    for key, label, spec in KPI_LABELS:
+        value = kpis.get(key)
+        extra = ""
+        if diff is not None and key in diff:
+            extra = f"<div class='kpi-diff'>B-A {_fmt(diff[key], '+' + spec if spec != 's' else spec)}</div>"
+        cls = "kpi-value"
+        if key == "master_state" and value and not value.upper().endswith("RUNNING"):
+            cls += " kpi-alarm"
+        cells.append(
+            f"<div class='kpi'><div class='kpi-label'>{label}</div>"
+            f"<div class='{cls}' data-kpi='{key}'>{html.escape(_fmt(value, spec))}</div>{extra}</div>"
+        )
+    return "<div class='kpi-row'>" + "".join(cells) + "</div>"
+
+
+KPI_CSS = """
+.kpi-row {display: flex; gap: 10px; flex-wrap: wrap;}
+.kpi {border: 1px solid #ddd; border-radius: 6px; padding: 4px 12px; min-width: 110px; background: #fafafa;}
+.kpi-label {font-size: 11px; color: #666;}
+.kpi-value {font-size: 20px; font-weight: 600;}
+.kpi-alarm {color: #b2182b;}
+.kpi-diff {font-size: 11px; color: #444;}
+"""
+
+
+class KpiRow:
+    def __init__(self):
+        self.pane = pn.pane.HTML("", stylesheets=[KPI_CSS], sizing_mode="stretch_width", min_height=60)
+
+    def update(self, kpis: dict[str, Any], diff: dict[str, Any] | None = None) -> None:
+        text = kpi_html(kpis, diff)
+        if text != self.pane.object:
+            self.pane.object = text
+
+
+EVENT_COLUMNS = ["time", "kind", "command", "rule", "vm", "vm_type", "detail"]
+
+
+class EventLog:
+    """Commands with the rule that produced each, faults, parameter changes; newest first, bounded."""
+
+    def __init__(self):
+        self.table = pn.widgets.Tabulator(
+            pd.DataFrame({c: pd.Series(dtype=float if c == "time" else str) for c in EVENT_COLUMNS}),
+            show_index=False, disabled=True, height=280, sizing_mode="stretch_width", layout="fit_data_stretch",
+            sorters=[{"field": "time", "dir": "desc"}], name="event-log",
+        )
+        self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm", "decision"],
+                                                 value=["command", "fault", "param", "placement", "vm"], button_type="light")
+        self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
+
+    def clear(self) -> None:
+        self.table.value = self.table.value.iloc[0:0]
+
+    def push(self, events: pd.DataFrame) -> None:
+        if not len(events):
+            return
+        new = events[events["kind"].isin(self.kinds.value)].reindex(columns=EVENT_COLUMNS)
+        if not len(new):
+            return
+        new = new.astype(object).where(new.notna(), "")
+        new["time"] = events.loc[new.index, "time"].round(1).to_numpy(dtype=float)
+        for c in EVENT_COLUMNS[1:]:
+            new[c] = new[c].astype(str)
+        self.table.stream(new.reset_index(drop=True), rollover=EVENT_ROWS, follow=False)
+
+
+class PlacementHeatmap:
+    """Nodes (grouped by region and type) x time, coloured by replicas or utilisation; a numpy grid image."""
+
+    def __init__(self):
+        self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
+        self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "x": [0.0], "y": [0.0], "dw": [1.0], "dh": [1.0]},
+                                       name="placement-grid")
+        self.fig = figure(title="Placement over time", height=320, sizing_mode="stretch_width", tools="save,reset",
+                          x_axis_label="simulated time (s)", x_range=DataRange1d(range_padding=0), y_range=DataRange1d(range_padding=0))
+        self.fig.toolbar.logo = None
+        self.fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.source, color_mapper=self.mapper)
+        self.fig.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(), width=8), "right")
+        self.fig.add_tools(HoverTool(tooltips=[("value", "@image")]))
+        self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.",
+                                     visible=False)
+        self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", button_type="light")
+        self.metric.param.watch(lambda e: self.clear(), "value")
+        self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
+        self.layout = pn.Column(pn.Row(pn.pane.Markdown("**Colour by**"), self.metric), self.note, self.plot, sizing_mode="stretch_width")
+        self.clear()
+
+    def clear(self) -> None:
+        self.order: np.ndarray | None = None
+        self.grid: np.ndarray | None = None
+        self.times: np.ndarray = np.full(HEATMAP_COLUMNS, np.nan)
+        self.filled = 0
+
+    def _setup(self, table: pd.DataFrame) -> None:
+        keys = [k for k in ("region", "locality", "node_class", "name") if k in table.columns]
+        ordered = table.reset_index(drop=True).sort_values(keys, kind="stable")
+        self.order = ordered.index.to_numpy()
+        n = len(ordered)
+        self.grid = np.full((n, HEATMAP_COLUMNS), np.nan)
+        labels = [" / ".join(str(ordered.iloc[i][k]) for k in keys) for i in range(n)]
+        if n <= 48:
+            ticks = list(np.arange(n) + 0.5)
+            overrides = {float(t): lbl for t, lbl in zip(ticks, labels, strict=True)}
+        else:  # too many to name: label each group's first node
+            group_keys = keys[:-1]
+            groups = ordered[group_keys].astype(str).agg(" / ".join, axis=1).to_numpy() if group_keys else np.array([""] * n)
+            starts = [i for i in range(n) if i == 0 or groups[i] != groups[i - 1]]
+            ticks = [i + 0.5 for i in starts]
+            overrides = {float(i + 0.5): groups[i] for i in starts}
+        self.fig.yaxis.ticker = FixedTicker(ticks=ticks)
+        self.fig.yaxis.major_label_overrides = overrides
+        self.fig.yaxis.major_label_text_font_size = "8pt"
+
+    def update(self, placement: Any, now: float) -> None:
+        if placement is None:
+            self.note.visible, self.plot.visible = True, False
+            return
+        self.note.visible, self.plot.visible = False, True
+        table = placement.node_table()
+        if self.order is None or len(self.order) != len(table):
+            self._setup(table)
+        if self.metric.value == "replicas" and "replicas" in table:
+            col = table["replicas"].to_numpy(dtype=float)
+        else:
+            col = table["cpu_allocated"].to_numpy(dtype=float) / np.maximum(table["cpu_capacity"].to_numpy(dtype=float), 1e-9)
+        self.grid = np.roll(self.grid, -1, axis=1)
+        self.grid[:, -1] = col[self.order]
+        self.times = np.roll(self.times, -1)
+        self.times[-1] = now
+        self.filled = min(self.filled + 1, HEATMAP_COLUMNS)
+        t = self.times[-self.filled:]
+        img = self.grid[:, -self.filled:]
+        step = float(np.median(np.diff(t))) if self.filled > 1 else 1.0
+        hi = float(np.nanmax(img)) if np.isfinite(img).any() else 1.0
+        self.mapper.high = max(hi, 1.0 if self.metric.value == "replicas" else 1e-6)
+        self.source.data = {"image": [img], "x": [float(t[0])], "y": [0.0], "dw": [float(t[-1] - t[0] + step)],
+                            "dh": [float(img.shape[0])]}
+
+
+class ScoreHeatmap:
+    """Feasible nodes x priorities of one placement, weighted, the chosen node marked; infeasible nodes with reasons."""
+
+    MAX_NODES = 20
+
+    def __init__(self):
+        self.source = ColumnDataSource({"priority": [], "node": [], "weighted": [], "label": []}, name="score-cells")
+        self.winner_source = ColumnDataSource({"priority": [], "node": []}, name="score-winner")
+        self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
+        self.fig = figure(title="Scores of the latest placement", height=360, sizing_mode="stretch_width",
+                          x_range=FactorRange(), y_range=FactorRange(), tools="save", toolbar_location=None)
+        self.fig.rect("priority", "node", 1, 1, source=self.source, fill_color={"field": "weighted", "transform": self.mapper},
+                      line_color="white")
+        self.fig.text("priority", "node", text="label", source=self.source, text_align="center", text_baseline="middle",
+                      text_font_size="8pt", text_color="white")
+        self.fig.rect("priority", "node", 1, 1, source=self.winner_source, fill_alpha=0, line_color="#ff2d2d", line_width=3)
+        self.fig.add_layout(ColorBar(color_mapper=self.mapper, width=8), "right")
+        self.fig.xaxis.major_label_orientation = 0.6
+        self.infeasible = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.note = pn.pane.Markdown("No placement yet (or no cluster in this scenario).")
+        self.hold = pn.widgets.Checkbox(name="Hold this placement", value=False)
+        self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
+        self.layout = pn.Column(self.hold, self.note, self.plot, self.infeasible, sizing_mode="stretch_width")
+        self._last = None
+
+    def clear(self) -> None:
+        self._last = None
+        self.source.data = {"priority": [], "node": [], "weighted": [], "label": []}
+        self.winner_source.data = {"priority": [], "node": []}
+
+    def update(self, placement: Any) -> None:
+        if placement is None or self.hold.value:
+            return
+        bd = placement.last_breakdown()
+        if bd is None or len(bd) == 0 or bd is self._last:
+            return
+        self._last = bd
+        self.show(bd)
+
+    def show(self, bd: pd.DataFrame) -> None:
+        self.note.visible = False
+        feas = bd[bd["feasible"].astype(bool)]
+        totals = feas.groupby("node", sort=False)["total"].first().sort_values(ascending=False)
+        winners = bd.loc[bd["winner"].astype(bool), "node"].unique()
+        winner = str(winners[0]) if len(winners) else None
+        nodes = [str(n) for n in totals.index[: self.MAX_NODES]]
+        if winner and winner not in nodes:
+            nodes = [winner] + nodes[:-1]
+        names = {n: (f"★ {n} ({totals[n]:.2f})" if n == winner else f"{n} ({totals[n]:.2f})") for n in nodes}
+        cells = feas[feas["node"].astype(str).isin(nodes)]
+        priorities = [str(p) for p in bd["priority"].unique()]
+        self.fig.x_range.factors = priorities
+        self.fig.y_range.factors = [names[n] for n in reversed(nodes)]
+        w = cells["weighted"].to_numpy(dtype=float)
+        self.mapper.low = float(np.nanmin(w)) if len(w) else 0.0
+        self.mapper.high = float(np.nanmax(w)) if len(w) and np.nanmax(w) > self.mapper.low else self.mapper.low + 1
+        self.source.data = {
+            "priority": cells["priority"].astype(str).to_numpy(),
+            "node": np.array([names[str(n)] for n in cells["node"]]),
+            "weighted": w,
+            "label": np.array([f"{v:.2f}" for v in w]),
+        }
+        self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
+        time = bd.attrs.get("time") if hasattr(bd, "attrs") else None
+        self.fig.title.text = f"Scores of the latest placement: chosen {winner}" + (f" at t={time:.0f}s" if time is not None else "")
+        infeas = bd[~bd["feasible"].astype(bool)].drop_duplicates("node")
+        if len(infeas):
+            lines = [f"| {n} | {r} |" for n, r in zip(infeas["node"][:15], infeas["reason"][:15], strict=True)]
+            more = f"\n\n…and {len(infeas) - 15} more" if len(infeas) > 15 else ""
+            self.infeasible.object = "**Infeasible nodes**\n\n| node | reason |\n|---|---|\n" + "\n".join(lines) + more
+        else:
+            self.infeasible.object = "All nodes feasible."
