@@ -201,11 +201,13 @@ class Cluster:
         if ARCH not in self.label_codes:
             raise ValueError(f"every node needs the {ARCH} label")
         self._mask_cache: dict[tuple, np.ndarray] = {}
+        self._static_table: dict[str, np.ndarray] | None = None
 
         self.registry = registry
         self.image_cached = np.zeros((len(registry), self.n), dtype=bool)
         self.image_nodes = np.zeros(len(registry), dtype=np.int64)  # nodes holding each image
         self._size_tables: dict[int, tuple[np.ndarray, int, dict]] = {}
+        self._size_columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
         self.storage = storage or StorageIndex()
         self.storage_nodes = np.flatnonzero(self.has_label(STORAGE))
@@ -214,7 +216,7 @@ class Cluster:
         # bandwidth storage node -> node ("down") and node -> storage node ("up"), rows by storage_row
         self.storage_down = np.full((len(self.storage_nodes), self.n), 125e6)
         self.storage_up = self.storage_down.copy()
-        self._bucket_bw: dict[tuple[str, bool, bool], np.ndarray] = {}
+        self._bucket_bw: dict[tuple[str, bool, bool, int], np.ndarray] = {}
 
     # ---------------------------------------------------------------- labels
     def _code(self, key: str, value: str) -> int:
@@ -281,6 +283,14 @@ class Cluster:
         self._size_tables[image] = cached
         return cached[0], cached[1]
 
+    def image_size_column(self, image: int) -> np.ndarray:
+        """Size of ``image`` for each node's arch (-1 where the image lacks it), cached per image."""
+        table, _ = self.image_size_table(image)
+        column = self._size_columns.get(image)
+        if column is None or column[0] is not table:
+            column = self._size_columns[image] = (table, table[self.label_codes[ARCH]])
+        return column[1]
+
     def image_size_on(self, image: int, node: int) -> int:
         """Size of ``image`` for the node's arch (0 when the image lacks that arch)."""
         table, _ = self.image_size_table(image)
@@ -305,7 +315,7 @@ class Cluster:
 
     def bucket_bandwidth(self, bucket: str, down: bool = True, slowest: bool = True) -> np.ndarray:
         """Per node the slowest (or fastest) bandwidth to/from the nodes of ``bucket`` (inf if it has none)."""
-        key = (bucket, down, slowest)
+        key = (bucket, down, slowest, len(self.storage.buckets.get(bucket, [])))
         if key not in self._bucket_bw:
             rows = self.storage_row[self.storage.buckets.get(bucket, [])]
             rows = rows[rows >= 0]
@@ -317,10 +327,14 @@ class Cluster:
         return self._bucket_bw[key]
 
     def in_bucket(self, bucket: str) -> np.ndarray:
-        """Boolean mask: nodes that host ``bucket``."""
-        mask = np.zeros(self.n, dtype=bool)
-        mask[self.storage.buckets.get(bucket, [])] = True
-        return mask
+        """Boolean mask: nodes that host ``bucket`` (cached until the bucket gains a node)."""
+        members = self.storage.buckets.get(bucket, [])
+        key = ("bucket", bucket, len(members))
+        if key not in self._mask_cache:
+            mask = np.zeros(self.n, dtype=bool)
+            mask[members] = True
+            self._mask_cache[key] = mask
+        return self._mask_cache[key]
 
     # ---------------------------------------------------------------- placement state
     def missing_images(self, pod: Pod, node: int) -> list[str]:
@@ -345,10 +359,10 @@ class Cluster:
         self.gpu_free[node] += pod.gpus
         self.pods[node] -= 1
 
-    def pull_seconds(self, pod: Pod, node: int) -> float:
-        """Seconds to pull the pod's images that ``node`` does not hold, over its registry bandwidth."""
-        size = sum(self.image_size_on(self.image_index(image), node) for image in set(self.missing_images(pod, node)))
-        return size / self.registry_bandwidth[node] if size else 0.0
+    def pull_seconds(self, images: Iterable[str], node: int) -> float:
+        """Seconds to pull ``images`` (each once) to ``node`` over its registry bandwidth."""
+        size = sum(self.image_size_on(self.image_index(image), node) for image in set(images))
+        return float(size / self.registry_bandwidth[node]) if size else 0.0
 
     def transfer_seconds(self, pod: Pod, node: int) -> float:
         """Seconds a job on ``node`` spends reading its input (and writing its output) over the fastest link."""
@@ -357,31 +371,37 @@ class Cluster:
             item = self.storage.stat(pod.labels.get(key, ""))
             if item is None or self.in_bucket(item[0])[node]:
                 continue
-            total += item[1] / self.bucket_bandwidth(item[0], down=down, slowest=False)[node]
+            total += float(item[1] / self.bucket_bandwidth(item[0], down=down, slowest=False)[node])
         return total
 
     # ---------------------------------------------------------------- tables
     def node_table(self) -> pd.DataFrame:
         """One row per node: identity, labels that matter, capacity, allocation, pods, schedulable."""
-        return pd.DataFrame(
-            {
-                "name": self.names,
+        if self._static_table is None:  # labels and capacities never change: build their columns once
+            self._static_table = {
+                "name": np.array(self.names, dtype=object),
                 "region": self.label_column(REGION),
                 "zone": self.label_column(ZONE),
                 "locality": self.label_column(LOCALITY, "cloud"),
                 "node_class": self.label_column(NODE_CLASS),
                 "arch": self.label_column(ARCH),
+                "gpu_model": self.label_column(GPU_MODEL),
                 "storage": self.has_label(STORAGE),
+            }
+        st = self._static_table
+        return pd.DataFrame(
+            {
+                **{k: st[k] for k in ("name", "region", "zone", "locality", "node_class", "arch", "storage")},
                 "cpu_capacity": self.cpu_capacity,
                 "cpu_allocated": self.cpu_capacity - self.cpu_free,
                 "memory_capacity": self.memory_capacity,
                 "memory_allocated": self.memory_capacity - self.memory_free,
                 "gpu_capacity": self.gpu_capacity,
                 "gpu_allocated": self.gpu_capacity - self.gpu_free,
-                "gpu_model": self.label_column(GPU_MODEL),
+                "gpu_model": st["gpu_model"],
                 "speed": self.speed,
-                "replicas": self.pods,
-                "schedulable": self.schedulable,
+                "replicas": self.pods.copy(),
+                "schedulable": self.schedulable.copy(),
             }
         )
 

@@ -7,15 +7,15 @@ import numpy as np
 from engine.scheduler.base import Priority, ScoringContext, trunc
 
 
-def _fraction(requested: np.ndarray | int, denominator: np.ndarray) -> np.ndarray:
+def _fraction(requested: np.ndarray | int, denominator: np.ndarray, may_be_zero: bool = True) -> np.ndarray:
     """requested / denominator with a zero denominator counted as 1 (Skippy and k8s 1.13)."""
-    return requested / np.where(denominator == 0, 1, denominator)
+    return requested / (np.where(denominator == 0, 1, denominator) if may_be_zero else denominator)
 
 
 def _skippy_balance(cpu_fraction: np.ndarray, memory_fraction: np.ndarray) -> np.ndarray:
     """trunc((1 - |cf - mf|) * 10), and 0 where either fraction reaches 1."""
     score = trunc((1 - np.abs(cpu_fraction - memory_fraction)) * 10.0)
-    score[(cpu_fraction >= 1) | (memory_fraction >= 1)] = 0
+    score[np.maximum(cpu_fraction, memory_fraction) >= 1] = 0
     return score
 
 
@@ -42,7 +42,9 @@ class BalancedResource(Priority):
         if not ctx.skippy:
             return kube_balanced_allocation(ctx)
         c, nodes, pod = ctx.cluster, ctx.nodes, ctx.pod
-        return _skippy_balance(_fraction(pod.cpu_millis, c.cpu_free[nodes]), _fraction(pod.memory, c.memory_free[nodes]))
+        # scored nodes have at least the request left, so a positive request never meets a zero denominator
+        cpu = _fraction(pod.cpu_millis, c.cpu_free[nodes], may_be_zero=pod.cpu_millis <= 0)
+        return _skippy_balance(cpu, _fraction(pod.memory, c.memory_free[nodes], may_be_zero=pod.memory <= 0))
 
 
 class BalancedAllocation(Priority):

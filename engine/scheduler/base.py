@@ -67,8 +67,8 @@ class Predicate:
 
 
 def trunc(x: np.ndarray) -> np.ndarray:
-    """Python's ``int()`` on floats, elementwise (toward zero)."""
-    return np.trunc(x).astype(np.int64)
+    """Python's ``int()`` on finite floats, elementwise: the float -> int64 cast rounds toward zero."""
+    return x.astype(np.int64)
 
 
 def skippy_min_max(scores: np.ndarray, inverse: bool = False) -> np.ndarray:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.cluster import Cluster, Pod
+from engine.params import tunable_names
 from engine.scheduler.balanced import BalancedAllocation, BalancedResource
 from engine.scheduler.base import Predicate, Priority, ScoringContext
 from engine.scheduler.capability import Capability
@@ -172,17 +173,30 @@ class Scheduler:
         self.start_index = 0
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
+        self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
+        self.params.param.watch(self._params_changed, tunable_names(self.params))
+
+    def _params_changed(self, *events: object) -> None:
+        self._settings = None
+
+    def settings(self) -> tuple[str, int, bool, list[float]]:
+        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority), read once per change."""
+        if self._settings is None:
+            p = self.params
+            weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
+            self._settings = (p.mode, p.percentage_of_nodes_to_score, bool(p.avoid_storage_nodes), weights)
+        return self._settings
 
     def predicates(self) -> list[Predicate]:
         """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
         if self._predicates is not None:
             return self._predicates
-        return self._default_predicates[bool(self.params.avoid_storage_nodes)]
+        return self._default_predicates[self.settings()[2]]
 
     def schedule(self, pod: Pod, bind: bool = True) -> Decision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
-        cluster, params = self.cluster, self.params
-        mode = params.mode
+        cluster = self.cluster
+        mode, percentage, _, weights = self.settings()
         n = cluster.n
         masks = []
         for predicate in self.predicates():
@@ -191,7 +205,7 @@ class Scheduler:
                 masks.append((predicate.name, mask))
         passes = masks[0][1] if len(masks) == 1 else np.logical_and.reduce([m for _, m in masks]) if masks else np.ones(n, bool)
         start = self.start_index
-        nodes, visited = scan(passes, start, feasible_nodes_to_find(n, params.percentage_of_nodes_to_score, mode))
+        nodes, visited = scan(passes, start, feasible_nodes_to_find(n, percentage, mode))
         if mode == "skippy":
             if len(nodes):
                 self.start_index = (int(nodes[-1]) + 1) % n
@@ -202,8 +216,7 @@ class Scheduler:
         total = np.zeros(len(nodes))
         results = []
         if len(nodes):
-            for priority in self.priorities:
-                weight = getattr(params, weight_name(priority.key))
+            for priority, weight in zip(self.priorities, weights, strict=True):
                 if weight == 0 and not self.explain:
                     continue
                 raw = priority.raw(ctx)

@@ -18,18 +18,25 @@ def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
     that arch stays in use for the pod's later containers on that node.
     """
     c, nodes = ctx.cluster, ctx.nodes
-    arch = c.label_codes[ARCH][nodes]
     size = ctx.zeros()
+    arch = None  # per-node arch codes, only once an image lacked some node's arch
     for image in ctx.pod.images:
         idx = c.image_index(image)
-        missing = ~c.image_cached[idx, nodes]
+        cached = c.image_cached[idx, nodes]
+        if arch is None:
+            image_size = c.image_size_column(idx)[nodes]
+            if image_size.min() >= 0:
+                image_size[cached] = 0
+                size += image_size
+                continue
+            arch = c.label_codes[ARCH][nodes]
         table, first = c.image_size_table(idx)
         image_size = table[arch]
-        lacking = missing & (image_size < 0)
+        lacking = ~cached & (image_size < 0)
         if lacking.any():
             arch = np.where(lacking, first, arch)
             image_size = table[arch]
-        size += np.where(missing, image_size, 0)
+        size += np.where(cached, 0, image_size)
     return size
 
 
