@@ -17,7 +17,7 @@ import pandas as pd
 import param
 
 from engine.params import ParamError
-from engine.scenario import list_scenarios, load_scenario
+from engine.scenario import Scenario, list_scenarios, load_scenario
 from engine.simulation import Simulation
 
 #: Every live session of this process (the benchmark and the browser tests look inside).
@@ -44,8 +44,14 @@ class LiveSession(param.Parameterized):
     playing = param.Boolean(True, doc="Advance the simulation on every tick.")
     generation = param.Integer(0, doc="Bumped on every reset: views drop what they hold.")
 
-    def __init__(self, scenario: str | None = None, seed: int | None = None, overrides: dict[str, Any] | None = None, **params):
+    def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, overrides: dict[str, Any] | None = None,
+                 **params):
         names = scenario_names()
+        self._custom: dict[str, Scenario] = {}
+        if isinstance(scenario, Scenario):  # a scenario built in a notebook or a test
+            self._custom[scenario.name] = scenario
+            names = [scenario.name, *[n for n in names if n != scenario.name]]
+            scenario = scenario.name
         self.param.scenario.objects = names
         super().__init__(scenario=scenario or names[0], seed=seed, **params)
         self.overrides: dict[str, Any] = dict(overrides or {})
@@ -56,9 +62,11 @@ class LiveSession(param.Parameterized):
         LIVE_SESSIONS.add(self)
 
     # -- lifecycle -------------------------------------------------------------------------------
+    def scenario_object(self) -> Scenario:
+        return self._custom.get(self.scenario) or load_scenario(self.scenario)
+
     def _build(self) -> None:
-        scenario = load_scenario(self.scenario)
-        self.sim = Simulation(scenario, seed=self.seed)
+        self.sim = Simulation(self.scenario_object(), seed=self.seed)
         if self.overrides:
             try:
                 self.sim.set_params(self.overrides)
@@ -184,7 +192,7 @@ def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
 class ComparePair(param.Parameterized):
     """Two live sessions on the same scenario and seed, advanced in lockstep."""
 
-    def __init__(self, scenario: str, seed: int | None, a_overrides: dict[str, Any] | None = None,
+    def __init__(self, scenario: str | Scenario, seed: int | None, a_overrides: dict[str, Any] | None = None,
                  b_overrides: dict[str, Any] | None = None, **params):
         super().__init__(**params)
         self.a = LiveSession(scenario, seed, a_overrides)

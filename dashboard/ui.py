@@ -15,22 +15,24 @@ import param
 from dashboard.controls import SectionControls
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import EventLog, KpiRow, PlacementHeatmap, ScoreHeatmap, TimeSeriesViews
+from engine.scenario import Scenario
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
 SECTION_CARDS = [("autoscaler", "Autoscaler", False), ("scheduler", "Scheduler", False), ("workload", "Workload", False),
                  ("faults", "Random faults", True), ("platform", "Platform", True), ("cluster", "Cluster", True)]
 #: Sections that are not live controls (seed and timing are run controls).
-NOT_LIVE = {"run"}
+NOT_LIVE = {"run", "cluster"}  # seed and timing are run controls; the cluster's layout is fixed per run
 #: The placement views refresh every this many ticks (they cost more than a stream).
 PLACEMENT_EVERY = 3
 
 
 def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
-    """Weight presets offered by the scheduler's param class (e.g. Skippy default, kube default), if any."""
-    presets = getattr(type(section), "PRESETS", None) or getattr(section, "presets", None)
-    if callable(presets):
-        presets = presets()
-    return dict(presets or {})
+    """Weight presets offered by the scheduler's param class (Skippy default, kube default), by button label."""
+    try:
+        from engine.scheduler.params import PRESETS
+    except ImportError:
+        return {}
+    return {name.capitalize(): type(section).preset(name) for name in PRESETS}
 
 
 class LiveControls:
@@ -77,7 +79,7 @@ class LiveControls:
     def _presets_row(self, ctl: SectionControls) -> pn.Row:
         buttons = []
         for label, values in scheduler_presets(ctl.copy).items():
-            b = pn.widgets.Button(label=label, button_type="default", sizing_mode="stretch_width")
+            b = pn.widgets.Button(label=label, color="default", sizing_mode="stretch_width")
             b.on_click(lambda e, v=values: ctl.set_values(dict(v)))
             buttons.append(b)
         return pn.Row(*buttons, sizing_mode="stretch_width")
@@ -90,7 +92,7 @@ class CompareView:
         self.live = live
         self.views = TimeSeriesViews(("A", "B"))
         self.kpi_a, self.kpi_b = KpiRow(), KpiRow()
-        self.restart = pn.widgets.Button(label="Restart both from the live settings", button_type="primary")
+        self.restart = pn.widgets.Button(label="Restart both from the live settings", color="primary")
         self.restart.on_click(lambda e: self.rebuild())
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.layout = pn.Column(
@@ -104,7 +106,7 @@ class CompareView:
     def rebuild(self) -> None:
         if self.pair is not None:
             self.pair.stop()
-        self.pair = ComparePair(self.live.scenario, self.live.seed, dict(self.live.overrides))
+        self.pair = ComparePair(self.live.scenario_object(), self.live.seed, dict(self.live.overrides))
         self.views.clear()
         sides = []
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
@@ -134,7 +136,7 @@ class Dashboard(pn.viewable.Viewer):
 
     tick_period = param.Integer(100, bounds=(20, 5000), doc="Milliseconds between two ticks.")
 
-    def __init__(self, scenario: str | None = None, seed: int | None = None, **params):
+    def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, **params):
         super().__init__(**params)
         self.session = LiveSession(scenario, seed)
         self.views = TimeSeriesViews(("live",))
@@ -152,13 +154,13 @@ class Dashboard(pn.viewable.Viewer):
 
         s = self.session
         self.fault_alert = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
-        play = pn.widgets.Toggle.from_param(s.param.playing, label="▶ Play / ❚❚ Pause", button_type="success")
-        step = pn.widgets.Button(label="Step", button_type="default")
+        play = pn.widgets.Toggle.from_param(s.param.playing, label="▶ Play / ❚❚ Pause", color="success")
+        step = pn.widgets.Button(label="Step", color="default")
         step.on_click(lambda e: self._step())
-        reset = pn.widgets.Button(label="Reset", button_type="warning")
+        reset = pn.widgets.Button(label="Reset", color="warning")
         reset.on_click(lambda e: s.reset())
         record = pn.widgets.FileDownload(callback=self._recording_file, filename="scalelab-recording.json",
-                                         label="Download recording", button_type="light", sizing_mode="stretch_width")
+                                         label="Download recording", color="light", sizing_mode="stretch_width")
         self.run_card = pn.Card(
             pn.widgets.Select.from_param(s.param.scenario, sizing_mode="stretch_width"),
             pn.widgets.IntInput.from_param(s.param.seed, sizing_mode="stretch_width"),
@@ -175,7 +177,7 @@ class Dashboard(pn.viewable.Viewer):
         }
         fault_widgets = []
         for label, action in buttons.items():
-            b = pn.widgets.Button(label=label, button_type="danger", sizing_mode="stretch_width")
+            b = pn.widgets.Button(label=label, color="danger", sizing_mode="stretch_width")
             b.on_click(lambda e, a=action: self._fault(a))
             fault_widgets.append(b)
         self.node_fault = fault_widgets[-1]
@@ -244,11 +246,13 @@ class Dashboard(pn.viewable.Viewer):
         self.events.push(events)
         self.kpis.update(s.kpis())
         self._ticks += 1
+        if len(events) and (events["kind"] == "placement").any():
+            self.scores.dirty = True
         if self._ticks % PLACEMENT_EVERY == 0 or len(samples) == 0:
             placement = getattr(s.sim, "placement", None)
             self.node_fault.disabled = placement is None
             self.placement.update(placement, s.sim.now)
-            self.scores.update(placement)
+            self.scores.update(placement, s.sim.now)
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"

@@ -230,7 +230,7 @@ class EventLog:
             sorters=[{"field": "time", "dir": "desc"}], name="event-log",
         )
         self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm", "decision"],
-                                                 value=["command", "fault", "param", "placement", "vm"], button_type="light")
+                                                 value=["command", "fault", "param", "placement", "vm"], color="light")
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
 
     def clear(self) -> None:
@@ -264,7 +264,7 @@ class PlacementHeatmap:
         self.fig.add_tools(HoverTool(tooltips=[("value", "@image")]))
         self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.",
                                      visible=False)
-        self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", button_type="light")
+        self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
         self.metric.param.watch(lambda e: self.clear(), "value")
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
         self.layout = pn.Column(pn.Row(pn.pane.Markdown("**Colour by**"), self.metric), self.note, self.plot, sizing_mode="stretch_width")
@@ -345,25 +345,25 @@ class ScoreHeatmap:
         self.hold = pn.widgets.Checkbox(name="Hold this placement", value=False)
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
         self.layout = pn.Column(self.hold, self.note, self.plot, self.infeasible, sizing_mode="stretch_width")
-        self._last = None
+        self.dirty = True  # a placement happened since the heatmap was drawn
 
     def clear(self) -> None:
-        self._last = None
+        self.dirty = True
         self.source.data = {"priority": [], "node": [], "weighted": [], "label": []}
         self.winner_source.data = {"priority": [], "node": []}
 
-    def update(self, placement: Any) -> None:
-        if placement is None or self.hold.value:
+    def update(self, placement: Any, now: float | None = None) -> None:
+        if placement is None or self.hold.value or not self.dirty:
             return
         bd = placement.last_breakdown()
-        if bd is None or len(bd) == 0 or bd is self._last:
+        if bd is None or len(bd) == 0:
             return
-        self._last = bd
-        self.show(bd)
+        self.dirty = False
+        self.show(bd, now)
 
-    def show(self, bd: pd.DataFrame) -> None:
+    def show(self, bd: pd.DataFrame, now: float | None = None) -> None:
         self.note.visible = False
-        feas = bd[bd["feasible"].astype(bool)]
+        feas = bd[bd["feasible"].astype(bool) & bd["total"].notna()]
         totals = feas.groupby("node", sort=False)["total"].first().sort_values(ascending=False)
         winners = bd.loc[bd["winner"].astype(bool), "node"].unique()
         winner = str(winners[0]) if len(winners) else None
@@ -385,9 +385,9 @@ class ScoreHeatmap:
             "label": np.array([f"{v:.2f}" for v in w]),
         }
         self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
-        time = bd.attrs.get("time") if hasattr(bd, "attrs") else None
-        self.fig.title.text = f"Scores of the latest placement: chosen {winner}" + (f" at t={time:.0f}s" if time is not None else "")
-        infeas = bd[~bd["feasible"].astype(bool)].drop_duplicates("node")
+        when = f" (seen at t={now:.0f} s)" if now is not None else ""
+        self.fig.title.text = f"Scores of the latest placement: chosen {winner or 'none (pending)'}{when}"
+        infeas = bd[~bd["feasible"].astype(bool) | (bd["reason"].astype(str) != "")].drop_duplicates("node")
         if len(infeas):
             lines = [f"| {n} | {r} |" for n, r in zip(infeas["node"][:15], infeas["reason"][:15], strict=True)]
             more = f"\n\n…and {len(infeas) - 15} more" if len(infeas) > 15 else ""

@@ -1,0 +1,177 @@
+"""The live session and the dashboard objects, without a browser."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dashboard.controls import SectionControls, range_pairs
+from dashboard.session import ComparePair, LiveSession
+from engine.params import SECTION_CLASSES, tunable_names
+
+
+def test_tick_advances_by_speed_times_wall_time_and_pause_stops_it():
+    s = LiveSession("default")
+    s.speed = 100.0
+    s.tick(0.1)
+    assert s.sim.now == pytest.approx(10.0)
+    s.playing = False
+    s.tick(0.1)
+    assert s.sim.now == pytest.approx(10.0)
+    s.step()
+    assert s.sim.now == pytest.approx(10.0 + s.sim.sections["run"].sample_interval)
+
+
+def test_a_stalled_tick_does_not_jump_far_ahead():
+    s = LiveSession("default")
+    s.speed = 10.0
+    s.tick(60.0)
+    assert s.sim.now <= 10.0 * 0.5 + 1e-9
+
+
+def test_bad_combination_returns_the_message_and_keeps_the_last_valid_values():
+    s = LiveSession("default")
+    s.tick(0.5)
+    error = s.apply({"autoscaler.MIN_AVG_TIME": 40.0})
+    assert error and "MIN_AVG_TIME" in error
+    assert s.sim.sections["autoscaler"].MIN_AVG_TIME == 10.0
+    before = s.sim.now
+    s.tick(0.2)
+    assert s.sim.now > before
+    assert s.apply({"autoscaler.MAX_WORKERS": 3}) is None
+    assert s.sim.sections["autoscaler"].MAX_WORKERS == 3
+
+
+def test_poll_hands_each_sample_out_once_and_kpis_follow():
+    s = LiveSession("default")
+    s.speed = 600.0
+    seen = 0
+    for _ in range(5):
+        s.tick(0.2)
+        samples, _ = s.poll()
+        seen += len(samples)
+    assert seen == s.sim.sample_count > 0
+    k = s.kpis()
+    assert k["time"] == s.sim.samples()["time"].iloc[-1]
+    assert 0.0 <= k["outside_band"] <= 1.0
+    assert k["vm_hours"] > 0
+
+
+def test_reset_keeps_changes_and_scenario_change_drops_them():
+    s = LiveSession("default")
+    s.apply({"autoscaler.MAX_WORKERS": 4})
+    s.tick(0.5)
+    gen = s.generation
+    s.reset()
+    assert s.generation == gen + 1 and s.sim.now == 0.0
+    assert s.sim.sections["autoscaler"].MAX_WORKERS == 4
+    other = [n for n in s.param.scenario.objects if n != "default"]
+    if other:
+        s.scenario = other[0]
+        assert s.overrides == {}
+
+
+def test_compare_pair_runs_the_same_seed_with_two_parameter_sets():
+    pair = ComparePair("default", None)
+    assert pair.a.sim.seed == pair.b.sim.seed
+    assert pair.b.sim.sections["autoscaler"].MAX_WORKERS == pair.a.sim.sections["autoscaler"].MAX_WORKERS // 2
+    for _ in range(10):
+        pair.tick(0.5)
+    assert pair.a.sim.now == pair.b.sim.now > 0
+    for s in pair.sessions:
+        s.poll()
+    diff = pair.kpi_difference()
+    assert list(diff["kpi"]) == ["queue", "active_workers", "wait_p95", "vm_hours", "outside_band"]
+
+
+def test_session_module_imports_no_ui():
+    code = "import sys, dashboard.session; print(any(m.split('.')[0] in ('panel', 'bokeh', 'holoviews') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+
+
+@pytest.mark.parametrize("key", [k for k in SECTION_CLASSES if k not in ("run",)])
+def test_controls_come_from_the_param_classes(key):
+    live = SECTION_CLASSES[key]()
+    sent = []
+    ctl = SectionControls(live, lambda changes: sent.append(changes), key)
+    paired = {n for pair in range_pairs(live) for n in pair}
+    for name in tunable_names(live):
+        p = live.param[name]
+        if name in paired or name not in ctl.widgets:
+            continue
+        w = ctl.widgets[name]
+        if getattr(p, "bounds", None) and getattr(w, "start", None) is not None:
+            assert (w.start, w.end) == tuple(p.bounds), name
+        assert w.value == getattr(live, name)
+
+
+def test_min_max_pair_is_one_range_and_a_bad_range_shows_an_alert_without_changing_the_engine():
+    s = LiveSession("default")
+    ctl = SectionControls(s.sim.sections["autoscaler"], s.apply, "autoscaler")
+    assert "MIN_AVG_TIME..MAX_AVG_TIME" in ctl.widgets
+    ctl._send({"autoscaler.MIN_AVG_TIME": 20.0, "autoscaler.MAX_AVG_TIME": 20.0})
+    assert ctl.alert.visible and "MIN_AVG_TIME" in ctl.alert.object
+    assert s.sim.sections["autoscaler"].MAX_AVG_TIME == 30.0
+    ctl.copy.MAX_WORKERS = 2
+    assert not ctl.alert.visible
+    assert s.sim.sections["autoscaler"].MAX_WORKERS == 2
+
+
+def test_dashboard_streams_into_bounded_sources():
+    from dashboard import views
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.speed = 3600.0
+    for _ in range(6):
+        d.session.tick(0.5)
+        d.refresh()
+    src = d.views.sources["live"]
+    n = len(src.data["time"])
+    assert 0 < n <= views.WINDOW
+    assert d.session.sim.sample_count > views.WINDOW  # the window rolled over
+    assert np.all(np.diff(src.data["time"]) > 0)
+    assert len(d.events.table.value) <= views.EVENT_ROWS
+
+
+def test_placement_views_degrade_without_a_cluster(plain):
+    from dashboard.ui import Dashboard
+
+    d = Dashboard(plain)
+    d.session.tick(0.5)
+    d.refresh()
+    d.refresh()
+    d.refresh()
+    assert d.placement.note.visible and not d.placement.plot.visible
+    assert d.node_fault.disabled
+
+
+def test_score_heatmap_follows_a_weight_change(clustered):
+    from dashboard.ui import Dashboard
+
+    d = Dashboard(clustered)
+    d.session.speed = 600.0
+    for _ in range(5):
+        d.session.tick(0.5)
+        d.refresh()
+    for _ in range(3):
+        d.refresh()
+    cells = d.scores.source.data
+    assert len(cells["weighted"]) > 0
+    assert d.placement.source.data["image"][0].shape[0] == len(d.session.sim.placement.node_table())
+    sched = d.controls.sections["scheduler"]
+    sched.copy.weight_locality_type = 0.0
+    assert d.session.sim.sections["scheduler"].weight_locality_type == 0.0
+    d.session.inject("worker_crash")
+    for _ in range(20):
+        d.session.tick(0.5)
+        d.refresh()
+        cells = d.scores.source.data
+        lt = [w for p, w in zip(cells["priority"], cells["weighted"], strict=True) if p == "LocalityType"]
+        if lt and all(v == 0 for v in lt):
+            break
+    assert lt and all(v == 0 for v in lt)
