@@ -97,3 +97,10 @@ def skippy_scheduler(ctx: Any, params: SchedulerParams) -> Any:
     if params.avoid_storage_nodes:
         predicates.append(sp.CheckNodeLabelPresencePred(["data.skippy.io/storage"], False))
     return Scheduler(ctx, percentage_of_nodes_to_score=params.percentage_of_nodes_to_score, predicates=predicates, priorities=priorities)
+
+
+def silence_skippy_logging() -> None:
+    """skippy-core logs an error per node whenever an image lacks the node's arch; keep test and benchmark output readable."""
+    import logging
+
+    logging.getLogger("skippy").setLevel(logging.CRITICAL)
