@@ -1,0 +1,108 @@
+"""Our scheduler (skippy mode) against edgerun-skippy-core 0.1.1, in one process on identical clusters.
+
+Skippy's scalability experiment shape: 10 cloud regions of N/10 nodes (plus a storage node each), N = 100,
+1,000, 5,000, 15,000, 200 pods of a mixed workload, default priorities, 100% of nodes scored. For each N it
+prints the median and p95 per-pod latency of both, the ratio of the medians and whether the placements are
+identical pod for pod. ``--quick`` (under 60 s) lets skippy-core schedule fewer pods at the large sizes and
+compares placements on those. The last line is ``RESULT {json}``.
+
+    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.scheduler import Scheduler, SchedulerParams  # noqa: E402
+from engine.scheduler.skippy_compat import silence_skippy_logging, skippy_context, skippy_pod, skippy_scheduler  # noqa: E402
+from engine.topologies import cloud_regions, mixed_pods  # noqa: E402
+
+GOALS = {5000: 100.0, 15000: 150.0}  # required speed-up of the median at these sizes
+FULL = {100: 200, 1000: 200, 5000: 200, 15000: 200}  # N -> pods skippy-core schedules
+QUICK = {100: 200, 1000: 100, 5000: 40, 15000: 12}
+
+
+def build(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    cluster = cloud_regions(n, 10, rng, storage=True)
+    for row, s in enumerate(cluster.storage_nodes):
+        cluster.storage.make_bucket(f"data-{row}", int(s))
+        cluster.storage.put(f"data-{row}", "item", int(rng.integers(1, 1000)) * 2**20)
+    return cluster, mixed_pods(cluster, 200, rng)
+
+
+def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
+    """Per-pod latencies of both schedulers on the same cluster and pods, and placement agreement."""
+    cluster, pods = build(n, seed)
+    params = SchedulerParams()
+    theirs = skippy_scheduler(skippy_context(cluster), params)  # snapshot before ours changes the cluster
+    skippy_ms, skippy_nodes = [], []
+    for pod in pods[:skippy_pods]:
+        sp = skippy_pod(pod)
+        start = time.perf_counter()
+        result = theirs.schedule(sp)
+        skippy_ms.append((time.perf_counter() - start) * 1e3)
+        skippy_nodes.append(result.suggested_host.name if result.suggested_host else None)
+    ours = Scheduler(cluster, params)
+    ours_ms, our_nodes = [], []
+    for pod in pods:
+        start = time.perf_counter()
+        decision = ours.schedule(pod)
+        ours_ms.append((time.perf_counter() - start) * 1e3)
+        our_nodes.append(decision.node_name)
+    row = {
+        "n": n,
+        "nodes_total": cluster.n,
+        "pods": len(pods),
+        "skippy_pods": skippy_pods,
+        "skippy_median_ms": float(np.median(skippy_ms)),
+        "skippy_p95_ms": float(np.percentile(skippy_ms, 95)),
+        "ours_median_ms": float(np.median(ours_ms)),
+        "ours_p95_ms": float(np.percentile(ours_ms, 95)),
+        "identical": our_nodes[:skippy_pods] == skippy_nodes,
+    }
+    row["ratio"] = row["skippy_median_ms"] / row["ours_median_ms"]
+    if n in GOALS:
+        row["goal_ratio"] = GOALS[n]
+        row["goal_met"] = row["ratio"] >= GOALS[n]
+    return row
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer skippy-core pods at large sizes (under 60 s)")
+    args = parser.parse_args(argv)
+    silence_skippy_logging()
+    plan = QUICK if args.quick else FULL
+    rows = []
+    print(f"{'N':>6} {'skippy med':>11} {'p95':>9} {'ours med':>9} {'p95':>8} {'ratio':>8} {'goal':>6} identical (pods)")
+    for n, skippy_pods in plan.items():
+        r = measure(n, skippy_pods)
+        rows.append(r)
+        goal = f"{r['goal_ratio']:.0f}x" if "goal_ratio" in r else "-"
+        print(
+            f"{n:>6} {r['skippy_median_ms']:>9.2f}ms {r['skippy_p95_ms']:>7.2f}ms {r['ours_median_ms']:>7.3f}ms "
+            f"{r['ours_p95_ms']:>6.3f}ms {r['ratio']:>7.0f}x {goal:>6} {r['identical']} ({r['skippy_pods']})",
+            flush=True,
+        )
+    result = {
+        "benchmark": "scheduler_vs_skippy",
+        "mode": "quick" if args.quick else "full",
+        "sizes": rows,
+        "identical": all(r["identical"] for r in rows),
+        "goals_met": all(r.get("goal_met", True) for r in rows),
+    }
+    print("RESULT " + json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
