@@ -1,17 +1,31 @@
 """The scheduling loop: filter (with percentage_of_nodes_to_score and a round-robin start), weighted scoring, pick, bind.
 
-Two modes, set by ``SchedulerParams.mode``:
+Two modes, set by ``SchedulerParams.mode``. ``skippy`` reproduces edgerun-skippy-core 0.1.1 placement for
+placement (tests/engine/test_skippy_parity.py); ``kube`` follows current kube-scheduler. What differs:
 
-* ``skippy`` reproduces edgerun-skippy-core 0.1.1 placement for placement: scores on 0-10 with its
-  truncations; BalancedResource over the *remaining* capacity; LatencyAwareImageLocality's worst node keeps
-  10*min/max; DataLocality over the slowest replica; the winner is the first maximum in scan order; after a
-  decision the scan restarts just after the last feasible node found (so with 100% scoring it drifts back
-  past infeasible nodes); the small-cluster cut-off for sampling is 5 nodes.
-* ``kube`` follows current kube-scheduler: 0-100 scores, capacity-based fractions (BalancedAllocation,
-  LeastAllocated), ImageLocality's spread factor with a per-container upper clamp, DefaultNormalizeScore for
-  the Skippy priorities it lacks, ties broken at random (seeded) when a generator is given, the next scan
-  starting after the nodes visited, integer adaptive percentage and a 100-node cut-off.
-  Not modelled: zone interleaving of the node list, parallel filtering, taints and affinities.
+=========================  ==============================================  ==============================================
+aspect                     skippy                                          kube
+=========================  ==============================================  ==============================================
+scale                      0-10, Python ``int()`` truncations              0-100, Go integer arithmetic
+BalancedResource           pod request / *remaining* capacity,             same as BalancedAllocation (no such plugin)
+                           trunc((1 - |cf - mf|) * 10)
+BalancedAllocation         k8s 1.13: (used + pod) / capacity, >= 1 -> 0    current: fractions capped at 1, std = |f1-f2|/2
+LeastAllocated             k8s 1.13 LeastRequested, 0-10                   NodeResourcesFit LeastAllocated, 0-100
+ImageLocality              sum clamped to [23 MiB, 1000 MiB]               upper clamp 1000 MiB x containers
+LatencyAwareImageLocality  trunc(s); 10 (max - t + min) / max (the         seconds; DefaultNormalizeScore reversed
+                           slowest keeps 10 min/max, not 0)
+DataLocality               trunc(s) over the *slowest* bucket replica;     seconds over the fastest replica;
+                           inverse min-max                                 DefaultNormalizeScore reversed
+Capability                 min-max                                         DefaultNormalizeScore
+ties                       first maximum in scan order                     uniform among maxima (seeded rng), else first
+next scan start            after the last feasible node found (drifts      after the nodes visited
+                           back past infeasible nodes at 100%)
+sampling cut-off           all nodes below 5 nodes; float percentage       all nodes below 100; integer percentage
+=========================  ==============================================  ==============================================
+
+Both modes share the predicates (unschedulable, cpu/memory/GPU fit, no storage nodes, GPU model, the pod's
+label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+Not modelled in kube mode: zone interleaving of the node list, parallel filtering, taints and affinities.
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
 of one node. Every decision can hand out its breakdown as a DataFrame.
@@ -19,6 +33,7 @@ of one node. Every decision can hand out its breakdown as a DataFrame.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -174,10 +189,14 @@ class Scheduler:
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
         self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
-        self.params.param.watch(self._params_changed, tunable_names(self.params))
+        me = weakref.ref(self)  # the watcher must not keep a discarded scheduler (and its cluster) alive
 
-    def _params_changed(self, *events: object) -> None:
-        self._settings = None
+        def params_changed(*events: object) -> None:
+            scheduler = me()
+            if scheduler is not None:
+                scheduler._settings = None
+
+        self.params.param.watch(params_changed, tunable_names(self.params))
 
     def settings(self) -> tuple[str, int, bool, list[float]]:
         """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority), read once per change."""
