@@ -74,6 +74,7 @@ class World:
         self.running_master: int | None = None
         self.outage_until = -1.0
         self._next_id = 0
+        self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
 
     # -- helpers ---------------------------------------------------------------------------
     def _later(self, delay: float, vm: VM, fn: Callable[..., None], *args: Any) -> None:
@@ -147,15 +148,24 @@ class World:
     def _placed(self, vm: VM, placed: Any) -> None:
         vm.placement = placed
         vm.on_node = placed.node
+        # The scheduler counts an image as cached once a pod is bound; the node still has to pull it
+        # once, and pods bound meanwhile wait for that same pull (as a kubelet does).
+        now = self.env.now
+        key = (placed.node, self.placement.cluster_params.worker_image)
+        ready = now + placed.schedule_seconds + placed.pull_seconds
+        if placed.pull_seconds > 0 or key not in self._image_ready:
+            self._image_ready[key] = ready
+        ready = max(ready, self._image_ready[key])
+        wait = ready - now
         self.log(
             "placement",
             vm=vm.id,
             vm_type=vm.type.value,
             command="BIND",
             rule="",
-            detail=f"node={placed.node} feasible={placed.feasible} score={placed.score:g} pull={placed.pull_seconds:.1f}s",
+            detail=f"node={placed.node} feasible={placed.feasible} score={placed.score:g} pull={wait - placed.schedule_seconds:.1f}s",
         )
-        self._boot(vm, placed.schedule_seconds + placed.pull_seconds)
+        self._boot(vm, wait)
 
     def _boot(self, vm: VM, extra: float) -> None:
         self._later(extra + self._delay(self.p.boot_time), vm, self._booted)
