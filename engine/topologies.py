@@ -154,16 +154,15 @@ def urban_sensing(
     rng = rng or np.random.default_rng(0)
     uplink, backbone = uplink_mbps * MBIT, backbone_mbps * MBIT
     specs: list[NodeSpec] = []
-    site: list[int] = []  # serving site per node: cloudlet index, or -1 for the cloud
+    site: list[int] = []  # serving site per node: cloudlet index, -1 for the cloud
     device: list[bool] = []
-    sites = max(cloudlets, 1)
     for c in range(cells):
         cell_uplink = uplink * rng.uniform(0.8, 1.2)
         for d in range(devices_per_cell):
             cls = str(rng.choice(["rpi3", "rpi4", "jetson-nano"], p=[0.3, 0.5, 0.2]))
             labels = {REGION: "city", ZONE: f"cell-{c}", LOCALITY: "edge"}
             specs.append(node(f"cell-{c}-{cls}-{d}", cls, labels, min(cell_uplink, backbone)))
-            site.append(c % sites if cloudlets else -1)
+            site.append(c % cloudlets if cloudlets else -2)  # -2: no cloudlet, not local to the cloud either
             device.append(True)
     for k in range(cloudlets):
         labels = {REGION: "city", ZONE: f"cloudlet-{k}", LOCALITY: "edge"}
