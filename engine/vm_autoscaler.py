@@ -8,6 +8,15 @@ that the master's queue would drain within the band ``[MIN_AVG_TIME, MAX_AVG_TIM
 The object is simpy-free: the simulation calls :meth:`QueueDrainAutoscaler.start` once and
 :meth:`QueueDrainAutoscaler.step` every round, and implements :class:`Cloud`; tests use a fake cloud.
 
+The scaling decision itself is a pluggable :class:`~engine.policies.ScalingPolicy` (default: the seed's
+:class:`~engine.policies.QueueDrainPolicy`; HPA, KPA and KEDA in :mod:`engine.policies`), swappable live
+with :meth:`QueueDrainAutoscaler.set_policy`. Everything else here is shared by every policy. Each scaling
+round builds a :class:`~engine.policies.ScalingObservation`; the verdict's ``desired`` is turned into
+commands against ``obs.replicas``: more resumes suspended workers first (from the start of the suspended
+list, skipping those already resuming), then CREATEs up to MAX_WORKERS; fewer sends SHUTDOWN to the last
+workers of the active list (the whole list for the queue drain, as the seed does; the serving ones,
+without those already draining, for the others).
+
 Rule ids (``Command.rule``), see :data:`RULES`:
 
 * per VM, cloud state PENDING/INIT: ``pending_timeout`` (DELETE, boot took longer than MAX_STARTUP_TIME);
@@ -25,7 +34,7 @@ Rule ids (``Command.rule``), see :data:`RULES`:
   ``"master_vanished"`` when the master left the cloud's list without a DELETE),
   ``master_recovered_resume`` (RESUME), ``initial_worker`` (CREATE);
 * scaling: ``no_worker_create``, ``scale_in_shutdown`` (SHUTDOWN), ``scale_out_resume`` (RESUME),
-  ``scale_out_create`` (CREATE).
+  ``scale_out_create`` (CREATE), whichever policy decided (``Decision.policy`` says which).
 
 Order of sending within a round: every CREATE first (in the master-crash round the new master's),
 then the per-VM commands in the cloud's VM order (a scale-out's RESUMEs included), and in the
@@ -56,12 +65,20 @@ Other choices where the original would have crashed or the simulation needs a de
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from engine.params import AutoscalerParams
+from engine.policies import (  # noqa: F401  (drain_time and the counts are re-exported: their home used to be here)
+    QueueDrainPolicy,
+    ScalingObservation,
+    ScalingPolicy,
+    ScalingVerdict,
+    drain_time,
+    scale_in_count,
+    scale_out_count,
+)
 from engine.vm_model import AppState, Command, CommandKind, Heartbeat, VMInfo, VMState, VMType
 
 RULES: tuple[str, ...] = (
@@ -120,6 +137,10 @@ class Decision:
     count comes out 0 or MAX_WORKERS stops it) or "hold". The measurements (``time_left``,
     ``avg_queue``, ``avg_time``) are None unless the round measured; the worker counts and ``threads``
     are those of scaling rounds (0 in rounds that only handled the master).
+
+    ``policy`` names the scaling policy in charge; in scaling rounds ``metric``, ``target``, ``desired``
+    and ``reason`` are its verdict's (``time_left``/``avg_queue`` are the queue drain's only). ``desired``
+    counts serving plus pending workers; None when the policy held or did not measure.
     """
 
     time: float
@@ -136,6 +157,11 @@ class Decision:
     band_high: float = 0.0
     load: float | None = None
     master_crash_rule: str | None = None
+    policy: str | None = None
+    metric: float | None = None
+    target: float | None = None
+    desired: int | None = None
+    reason: str | None = None
 
 
 _DRAIN_STATES = (AppState.RUNNING, AppState.SHUTTING_DOWN)
@@ -143,11 +169,12 @@ _BOOTING_STATES = (VMState.INIT, VMState.PENDING)
 
 
 class QueueDrainAutoscaler:
-    """The seed's controller: per-VM rules, master first, queue-drain-band scaling."""
+    """The seed's controller: per-VM rules, master first, and scaling by a policy (the seed's queue-drain band by default)."""
 
-    def __init__(self, params: AutoscalerParams, cloud: Cloud):
+    def __init__(self, params: AutoscalerParams, cloud: Cloud, policy: ScalingPolicy | None = None):
         self.params = params
         self.cloud = cloud
+        self.policy: ScalingPolicy = policy if policy is not None else QueueDrainPolicy()
         self.worker_count = 0
         self.waiting_for_master = True
         self.master_id: int | None = None
@@ -190,6 +217,10 @@ class QueueDrainAutoscaler:
         self._refresh(now)
         self._buffer(heartbeats)
         return self._handle_master(now) or self._decide(now)
+
+    def set_policy(self, policy: ScalingPolicy) -> None:
+        """Decide with ``policy`` from the next round on; the VMs and their commands carry over."""
+        self.policy = policy
 
     def vm_seconds(self, now: float) -> float:
         """Cumulative VM running time: closed accounts plus the open ones up to ``now``."""
@@ -251,6 +282,7 @@ class QueueDrainAutoscaler:
             commands=tuple(self._sent),
             band_low=self.params.MIN_AVG_TIME,
             band_high=self.params.MAX_AVG_TIME,
+            policy=self.policy.name,
             **measured,
         )
 
@@ -303,7 +335,6 @@ class QueueDrainAutoscaler:
     # ---- scaling ------------------------------------------------------------------------------
 
     def _decide(self, now: float) -> Decision:
-        p = self.params
         table: dict[int, Command | None] = {}
         loads: list[float] = []
         for vm in self._vms:
@@ -311,69 +342,113 @@ class QueueDrainAutoscaler:
             table[vm.id] = command
             if load is not None:
                 loads.append(load)
-
-        active: list[int] = []
-        suspended: list[int] = []
-        starting = 0
-        total_time = 0.0
-        total_threads = 0
-        any_worker = False
-        for vm in self._vms:
-            if vm.type != VMType.WORKER:
-                continue
-            any_worker = True
-            command = table[vm.id]
-            deleting = command is not None and command.kind == CommandKind.DELETE
-            if vm.state == VMState.ACTIVE and not deleting:
-                newest = self._newest(vm.id)
-                if newest is not None and newest.app_state == AppState.RUNNING:
-                    active.append(vm.id)
-                    total_time += newest.avg_time
-                    total_threads += newest.threads
-            elif vm.state == VMState.SUSPENDED and not deleting:
-                suspended.append(vm.id)
-            if self._last[vm.id][1] in (CommandKind.CREATE, CommandKind.RESUME):
-                starting += 1
-        if not any_worker:
+        if not any(vm.type == VMType.WORKER for vm in self._vms):
             self._create(VMType.WORKER, now, "no_worker_create")
-
-        measured: dict = {
-            "threads": total_threads,
-            "active": len(active),
-            "suspended": len(suspended),
-            "starting": starting,
-            "load": sum(loads) / len(loads) if loads else None,
-        }
-        master_buffer = self._hb.get(self.master_id, [])
-        window = p.MIN_MEASURE_LOAD_HB
-        action = "not_measured"
-        if starting == 0 and active and len(master_buffer) >= window:
-            n_active = len(active)
-            avg_time = total_time / n_active
-            avg_queue = sum(hb.queue_length for hb in master_buffer[-window:]) / window
-            time_left = drain_time(avg_queue, total_threads, avg_time)
-            low, high = p.MIN_AVG_TIME, p.MAX_AVG_TIME
-            if time_left < low:
-                action = "scale_in"
-                # from the end of the active list
-                for vm_id in active[n_active - scale_in_count(time_left, n_active, low, high) :]:
-                    table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "scale_in_shutdown")
-            elif time_left > high:
-                action = "scale_out"
-                wanted = scale_out_count(time_left, n_active, low, high)
-                for vm_id in suspended[: min(wanted, len(suspended))]:
-                    table[vm_id] = Command(CommandKind.RESUME, vm_id, "scale_out_resume")
-                to_create = wanted - min(wanted, len(suspended))
-                while to_create > 0 and self._create(VMType.WORKER, now, "scale_out_create") is not None:
-                    to_create -= 1
-            else:
-                action = "hold"
-            measured.update(time_left=time_left, avg_queue=avg_queue, avg_time=avg_time)
-
+        obs, suspended, resumable = self._observe(now, table)
+        verdict = self.policy.decide(obs)
+        self._apply(verdict, obs, table, resumable, now)
         for command in table.values():
             if command is not None:
                 self._send(command, now)
-        return self._decision(now, action, **measured)
+        measured = verdict.action != "not_measured"
+        return self._decision(
+            now,
+            verdict.action,
+            threads=obs.threads,
+            active=len(obs.active),
+            suspended=len(suspended),
+            starting=obs.starting,
+            load=sum(loads) / len(loads) if loads else None,
+            time_left=verdict.time_left,
+            avg_queue=verdict.avg_queue,
+            avg_time=obs.avg_time if measured else None,
+            metric=verdict.metric,
+            target=verdict.target,
+            desired=verdict.desired,
+            reason=verdict.reason,
+        )
+
+    def _observe(self, now: float, table: Mapping[int, Command | None]) -> tuple[ScalingObservation, list[int], list[int]]:
+        """Classify the workers (see :class:`ScalingObservation`); also the suspended ids and the resumable ones."""
+        active: list[int] = []
+        cpu: list[float] = []
+        busy: list[float] = []
+        draining: list[int] = []
+        suspended: list[int] = []
+        resumable: list[int] = []
+        pending = starting = 0
+        total_time = 0.0
+        total_threads = 0
+        for vm in self._vms:
+            if vm.type != VMType.WORKER:
+                continue
+            command = table[vm.id]
+            deleting = command is not None and command.kind == CommandKind.DELETE
+            last = self._last[vm.id][1]
+            leaving = last in (CommandKind.SHUTDOWN, CommandKind.SUSPEND)
+            if last in (CommandKind.CREATE, CommandKind.RESUME):
+                starting += 1
+            if deleting:
+                continue
+            newest = self._newest(vm.id)
+            if vm.state == VMState.ACTIVE and newest is not None and newest.app_state == AppState.RUNNING:
+                active.append(vm.id)
+                total_time += newest.avg_time
+                total_threads += newest.threads
+                cpu.append(newest.cpu)
+                busy.append(newest.cpu * newest.threads)
+                if leaving:
+                    draining.append(vm.id)
+            elif vm.state == VMState.SUSPENDED:
+                suspended.append(vm.id)
+                if last == CommandKind.RESUME:
+                    pending += 1
+                else:
+                    resumable.append(vm.id)
+            elif not leaving:  # booting, or ACTIVE and not (yet) RUNNING
+                pending += 1
+        p = self.params
+        master_buffer = self._hb.get(self.master_id, [])
+        obs = ScalingObservation(
+            now=now,
+            active=tuple(active),
+            threads=total_threads,
+            cpu=tuple(cpu),
+            busy=tuple(busy),
+            avg_time=total_time / len(active) if active else None,
+            queue=tuple(hb.queue_length for hb in master_buffer),
+            draining=tuple(draining),
+            pending=pending,
+            suspended=len(resumable),
+            starting=starting,
+            worker_count=self.worker_count,
+            max_workers=p.MAX_WORKERS,
+            interval=p.DECISION_INTERVAL,
+            band_low=p.MIN_AVG_TIME,
+            band_high=p.MAX_AVG_TIME,
+            window=p.MIN_MEASURE_LOAD_HB,
+        )
+        return obs, suspended, resumable
+
+    def _apply(
+        self, verdict: ScalingVerdict, obs: ScalingObservation, table: dict[int, Command | None], resumable: list[int], now: float
+    ) -> None:
+        """Turn ``verdict.desired`` into SHUTDOWNs (from the end of the active list) or RESUMEs then CREATEs."""
+        if verdict.desired is None:
+            return
+        change = verdict.desired - obs.replicas
+        if change < 0:
+            pool = obs.active if self.policy.counts_draining else obs.serving
+            remove = min(-change, len(pool))
+            for vm_id in pool[len(pool) - remove :]:
+                table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "scale_in_shutdown")
+        elif change > 0:
+            resumes = min(change, len(resumable))
+            for vm_id in resumable[:resumes]:
+                table[vm_id] = Command(CommandKind.RESUME, vm_id, "scale_out_resume")
+            to_create = change - resumes
+            while to_create > 0 and self._create(VMType.WORKER, now, "scale_out_create") is not None:
+                to_create -= 1
 
     # ---- per-VM next command ------------------------------------------------------------------
 
@@ -488,27 +563,3 @@ class QueueDrainAutoscaler:
         since = self._running_since.pop(vm_id, None)
         if since is not None:  # already closed (e.g. FAILED after SUSPEND): nothing to add
             self._closed_seconds += now - since
-
-
-def drain_time(avg_queue: float, threads: int, avg_time: float) -> float:
-    """Seconds the active workers need to drain the queue; zero threads drain nothing (+inf, or 0 if empty)."""
-    if threads <= 0:
-        return math.inf if avg_queue > 0 else 0.0
-    return avg_queue / float(threads) * avg_time
-
-
-def scale_in_count(time_left: float, active: int, low: float, high: float) -> int:
-    """Workers to shut down when the queue drains faster than ``low`` (the original's expression)."""
-    if time_left == 0.0:
-        return max(active - 1, 0)
-    target = low + (high - low) / 4
-    count = math.floor((1 - 1 / (target / time_left)) * active)
-    return min(max(count, 0), active)
-
-
-def scale_out_count(time_left: float, active: int, low: float, high: float) -> int | float:
-    """Workers to add when the queue drains slower than ``high``; +inf means as many as allowed."""
-    target = high - (high - low) / 4
-    if math.isinf(time_left) or target <= 0:
-        return math.inf
-    return max(math.ceil(time_left / target * active - active), 0)
