@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import statistics
 import sys
@@ -79,14 +80,14 @@ def busy_scenario(duration: float, sample_interval: float = 5.0, record_jobs: bo
 
 
 # -- throughput --------------------------------------------------------------------------
-def time_ours(scenario: Scenario) -> tuple[int, float]:
-    """(jobs completed, wall seconds) of ``Simulation(scenario).run()``, construction included."""
+def time_ours(scenario: Scenario) -> tuple[int, float, float]:
+    """(jobs completed, wall s, CPU s) of ``Simulation(scenario).run()``, construction included."""
     gc.collect()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     sim = Simulation(scenario)
     sim.run()
-    wall = time.perf_counter() - t0
-    return int(sim.summary()["jobs_completed"]), wall
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return int(sim.summary()["jobs_completed"]), wall, cpu
 
 
 def _ticker(env: simpy.Environment, n: int, dt: float):
@@ -94,16 +95,16 @@ def _ticker(env: simpy.Environment, n: int, dt: float):
         yield env.timeout(dt)
 
 
-def time_bare(events: int, procs: int = 1) -> float:
-    """Wall seconds for simpy to process ``events`` timeouts yielded by ``procs`` bare processes."""
+def time_bare(events: int, procs: int = 1) -> tuple[float, float]:
+    """(wall s, CPU s) for simpy to process ``events`` timeouts yielded by ``procs`` bare processes."""
     gc.collect()
     env = simpy.Environment()
     per, extra = divmod(events, procs)
     for i in range(procs):
         env.process(_ticker(env, per + (1 if i < extra else 0), 1.0 + i * 1e-3))
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     env.run()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 # -- memory ------------------------------------------------------------------------------
@@ -188,31 +189,59 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.duration if args.duration is not None else plan.duration
     reps = max(1, args.reps if args.reps is not None else plan.reps)
     started = time.perf_counter()
+    load = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
-    print(f"engine throughput ({plan.mode}): python {platform.python_version()}, simpy {simpy.__version__}, {platform.machine()}")
+    print(
+        f"engine throughput ({plan.mode}): python {platform.python_version()}, simpy {simpy.__version__}, {platform.machine()}, "
+        f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in load) if load else 'n/a'}"
+    )
     print(f"scenario: poisson 200 jobs/s, service 2 s, MAX_WORKERS 200 x 8 threads, {duration:g} simulated s, {reps} rep(s)")
     print()
 
     # interleave ours and bare so that both see the same machine load
     ours_rates: list[float] = []
     bare_rates: list[float] = []
+    cpu_ratios: list[float] = []
     runs: list[dict[str, Any]] = []
-    print(f"{'rep':>3}  {'jobs':>9}  {'ours s':>7}  {'ours jobs/s':>12}  {'bare s':>7}  {'bare jobs-eq/s':>14}  {'ratio':>6}")
+    print(
+        f"{'rep':>3}  {'jobs':>9}  {'ours s':>7}  {'ours jobs/s':>12}  {'bare s':>7}  {'bare jobs-eq/s':>14}  {'ratio':>6}  {'CPU ratio':>9}"
+    )
     for rep in range(reps):
-        jobs, wall = time_ours(busy_scenario(duration))
+        jobs, wall, cpu = time_ours(busy_scenario(duration))
         events = EVENTS_PER_JOB * jobs
-        bare_wall = time_bare(events, args.bare_procs)
+        bare_wall, bare_cpu = time_bare(events, args.bare_procs)
         ours = jobs / wall
         bare = events / EVENTS_PER_JOB / bare_wall if bare_wall > 0 else float("inf")
         ours_rates.append(ours)
         bare_rates.append(bare)
-        runs.append({"jobs": jobs, "ours_seconds": wall, "ours_jobs_per_s": ours, "bare_events": events, "bare_seconds": bare_wall, "bare_jobs_eq_per_s": bare})
-        print(f"{rep + 1:>3}  {jobs:>9,}  {wall:>7.2f}  {_rate(ours)}  {bare_wall:>7.2f}  {_rate(bare):>14}  {ours / bare if bare else 0.0:>6.3f}")
+        cpu_ratio = (bare_cpu / cpu) if cpu > 0 else 0.0  # same events per job on both sides
+        cpu_ratios.append(cpu_ratio)
+        runs.append(
+            {
+                "jobs": jobs,
+                "ours_seconds": wall,
+                "ours_cpu_seconds": cpu,
+                "ours_jobs_per_s": ours,
+                "bare_events": events,
+                "bare_seconds": bare_wall,
+                "bare_cpu_seconds": bare_cpu,
+                "bare_jobs_eq_per_s": bare,
+                "cpu_ratio": cpu_ratio,
+            }
+        )
+        print(
+            f"{rep + 1:>3}  {jobs:>9,}  {wall:>7.2f}  {_rate(ours)}  {bare_wall:>7.2f}  {_rate(bare):>14}  {ours / bare if bare else 0.0:>6.3f}  "
+            f"{cpu_ratio:>9.3f}"
+        )
     ours_med = statistics.median(ours_rates)
     bare_med = statistics.median(bare_rates)
     ratio = ours_med / bare_med if bare_med else 0.0
-    print(f"med  {'':>9}  {'':>7}  {_rate(ours_med)}  {'':>7}  {_rate(bare_med):>14}  {ratio:>6.3f}")
-    print(f"bare loop: {bare_med * EVENTS_PER_JOB:,.0f} events/s ({EVENTS_PER_JOB} events per job-equivalent, {args.bare_procs} process(es))")
+    cpu_ratio_med = statistics.median(cpu_ratios)
+    print(f"med  {'':>9}  {'':>7}  {_rate(ours_med)}  {'':>7}  {_rate(bare_med):>14}  {ratio:>6.3f}  {cpu_ratio_med:>9.3f}")
+    print("(ratio = median ours / median bare, wall clock; CPU ratio = bare CPU s / ours CPU s, less sensitive to other load)")
+    print(
+        f"bare loop: {bare_med * EVENTS_PER_JOB:,.0f} events/s ({EVENTS_PER_JOB} events per job-equivalent, {args.bare_procs} process(es))"
+    )
     print()
 
     memory: dict[str, Any] = {}
@@ -228,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         if plan.record_jobs_long:
             rows["record_jobs_4x"] = measure_memory(long, 5.0, True)
         print("memory (tracemalloc peak; recorder = samples + decisions + events + wait histogram, deep size at the end)")
-        print(f"{'run':<26}  {'sim s':>6}  {'jobs':>9}  {'samples':>7}  {'peak':>11}  {'recorder':>11}  {'B/sample':>8}  {'peak-rec-log':>12}  {'wall s':>6}")
+        print(
+            f"{'run':<26}  {'sim s':>6}  {'jobs':>9}  {'samples':>7}  {'peak':>11}  {'recorder':>11}  {'B/sample':>8}  {'peak-rec-log':>12}  {'wall s':>6}"
+        )
         for name, m in rows.items():
             print(
                 f"{name:<26}  {m['duration']:>6g}  {m['jobs']:>9,}  {m['samples']:>7}  {_mb(m['peak_bytes'])}  {_mb(m['recorder_bytes'])}  "
@@ -269,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  jobs per wall second   {ours_med:>12,.0f}  goal >= {GOAL_JOBS_PER_S:,.0f}   {'ok' if goals['jobs_per_s'] else 'MISSED'}")
     print(f"  ours / bare loop       {ratio:>12.3f}  goal >= {GOAL_BARE_RATIO}       {'ok' if goals['bare_ratio'] else 'MISSED'}")
     if memory:
-        print(f"  peak memory 4x / 1x    {memory['peak_ratio']:>12.2f}  goal < {GOAL_MEM_RATIO}         {'ok' if goals['memory_flat'] else 'MISSED'}")
+        print(
+            f"  peak memory 4x / 1x    {memory['peak_ratio']:>12.2f}  goal < {GOAL_MEM_RATIO}         {'ok' if goals['memory_flat'] else 'MISSED'}"
+        )
     if plan.mode == "smoke":
         print("  (smoke mode: runs too short for the figures to mean anything)")
     if not goals["jobs_per_s"]:
@@ -293,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         "bare_jobs_eq_per_s": bare_med,
         "bare_events_per_s": bare_med * EVENTS_PER_JOB,
         "ratio": ratio,
+        "cpu_ratio": cpu_ratio_med,
+        "loadavg_at_start": load,
         "memory": memory,
         "goals": {"jobs_per_s": GOAL_JOBS_PER_S, "bare_ratio": GOAL_BARE_RATIO, "memory_ratio": GOAL_MEM_RATIO},
         "goals_met": goals,

@@ -25,7 +25,19 @@ def test_smoke_run_ends_with_result_json() -> None:
     assert last.startswith("RESULT "), last
     result = json.loads(last[len("RESULT ") :])
 
-    for key in ("mode", "jobs", "runs", "ours_jobs_per_s", "bare_jobs_eq_per_s", "bare_events_per_s", "ratio", "memory", "goals", "goals_met"):
+    for key in (
+        "mode",
+        "jobs",
+        "runs",
+        "ours_jobs_per_s",
+        "bare_jobs_eq_per_s",
+        "bare_events_per_s",
+        "ratio",
+        "cpu_ratio",
+        "memory",
+        "goals",
+        "goals_met",
+    ):
         assert key in result, key
     assert result["mode"] == "smoke"
     assert result["jobs"] > 0
@@ -33,6 +45,7 @@ def test_smoke_run_ends_with_result_json() -> None:
     assert result["bare_jobs_eq_per_s"] > 0
     assert result["bare_events_per_s"] == pytest.approx(2 * result["bare_jobs_eq_per_s"])
     assert result["ratio"] > 0
+    assert result["cpu_ratio"] > 0
     assert set(result["goals_met"]) == {"jobs_per_s", "bare_ratio", "memory_flat"}
     assert all(isinstance(v, bool) for v in result["goals_met"].values())
 
