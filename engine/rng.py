@@ -25,11 +25,19 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, STREAMS[name]]))
 
 
+MIN_CV = 1e-6  # below this a distribution is taken as fixed (1/cv**2 would overflow)
+
+
+def gamma_shape(cv: float) -> float | None:
+    """Gamma shape for a coefficient of variation; None when the value is effectively fixed."""
+    return None if cv < MIN_CV else 1.0 / (cv * cv)
+
+
 def gamma_delay(rng: np.random.Generator, mean: float, cv: float) -> float:
     """A delay with the given mean and coefficient of variation (gamma; fixed when cv or mean is 0)."""
     if mean <= 0.0:
         return 0.0
-    if cv <= 0.0:
+    shape = gamma_shape(cv)
+    if shape is None:
         return mean
-    shape = 1.0 / (cv * cv)
     return float(rng.gamma(shape, mean / shape))

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .params import WorkloadParams
+from .rng import gamma_shape
 
 WINDOW = 10.0
 
@@ -105,10 +106,10 @@ class ServiceTimes:
     def _refill(self) -> None:
         cv = self.params.service_cv
         self._cv = cv
-        if cv <= 0.0:
+        shape = gamma_shape(cv)
+        if shape is None:
             self._buf = [1.0] * self.BATCH
         else:
-            shape = 1.0 / (cv * cv)
             self._buf = self.rng.gamma(shape, 1.0 / shape, self.BATCH).tolist()
         self._i = 0
 

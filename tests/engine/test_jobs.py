@@ -93,3 +93,13 @@ def test_pause_stops_dispatch_and_resume_never_starts_jobs_in_the_past():
     flow.resume(90.0)
     flow.catch_up(200.0)
     assert min(r[2] for r in flow.rows if r[2] > 30.0) >= 90.0
+
+
+def test_tiny_coefficients_of_variation_are_taken_as_fixed():
+    # 1/cv**2 overflows for cv ~ 1e-200: found by the property tests
+    from engine.rng import gamma_delay
+
+    wp = WorkloadParams(service_time=2.0, service_cv=1e-214)
+    service = ServiceTimes(wp, np.random.default_rng(0))
+    assert [service.next() for _ in range(3)] == [2.0, 2.0, 2.0]
+    assert gamma_delay(np.random.default_rng(0), 5.0, 1e-300) == 5.0
