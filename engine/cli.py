@@ -43,8 +43,14 @@ def format_summary(summary: dict) -> str:
             f"  jobs completed   {summary['jobs_completed']} of {summary['jobs_arrived']} arrived ({summary['queue_at_end']} queued at the end)",
             f"  wait p50/p95/p99 {summary['wait_p50']:.2f} / {summary['wait_p95']:.2f} / {summary['wait_p99']:.2f} s",
             f"  VM-hours         {summary['vm_hours']:.2f}",
-            f"  scale-outs       {summary['scale_outs']}   scale-ins {summary['scale_ins']}   master recoveries {summary['master_recoveries']}",
-            f"  max active workers {summary['max_active_workers']}   time_left outside the band {summary['share_outside_band']:.0%} of samples",
+            f"  policy           {summary['policy']}   scale-outs {summary['scale_outs']}   scale-ins {summary['scale_ins']}"
+            f"   master recoveries {summary['master_recoveries']}",
+            f"  max active workers {summary['max_active_workers']}   time_left outside the band "
+            + (
+                f"{summary['share_outside_band']:.0%} of samples"
+                if summary["share_outside_band"] == summary["share_outside_band"]
+                else "n/a (the policy does not measure time_left)"
+            ),
         ]
     )
 

@@ -61,6 +61,10 @@ DECISION_COLUMNS = [
     "band_high",
     "load",
     "commands",
+    "policy",
+    "metric",
+    "target",
+    "desired",
 ]
 
 JOB_COLUMNS = ["job", "arrival", "start", "end", "worker", "aborted"]

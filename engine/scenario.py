@@ -29,11 +29,8 @@ _META = ("version", "name", "description")
 
 
 def _register_optional_sections() -> None:
-    """The scheduler and cluster sections live with the placement code; importing it registers them."""
-    try:
-        from . import placement  # noqa: F401
-    except ImportError:  # placement not available: scenarios without a cluster still work
-        pass
+    """Sections declared next to their code (scheduler, cluster, policies) register on import."""
+    from . import placement, policies  # noqa: F401
 
 
 class ScenarioError(ValueError):

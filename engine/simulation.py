@@ -22,6 +22,7 @@ from . import rng as rngs
 from .cloud import World
 from .jobs import JobFlow
 from .params import ParamError, Section, apply_checked
+from .policies import make_policy
 from .recorder import Recorder
 from .scenario import Scenario, ScenarioError, load_scenario
 from .vm_autoscaler import Decision, QueueDrainAutoscaler
@@ -74,7 +75,7 @@ class Simulation:
             self.recorder.event,
             placement=self.placement,
         )
-        self.autoscaler = QueueDrainAutoscaler(self.sections["autoscaler"], self.world)
+        self.autoscaler = QueueDrainAutoscaler(self.sections["autoscaler"], self.world, policy=make_policy(self.sections))
         self.last_decision: Decision | None = None
         self._completed_before = 0
         self._arrived_before = 0
@@ -111,6 +112,9 @@ class Simulation:
             if key in _FIXED_PER_RUN:
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
         applied = apply_checked(self.sections, changes)
+        if "policy.kind" in applied:
+            # a new policy starts with empty windows; the VM lifecycle rules carry on unchanged
+            self.autoscaler.set_policy(make_policy(self.sections))
         for key, value in applied.items():
             self.recorder.event("param", command=key, detail=json.dumps(value))
         if applied:
@@ -172,6 +176,7 @@ class Simulation:
             "wait_p95": h.percentile(95),
             "wait_p99": h.percentile(99),
             "vm_hours": self.autoscaler.vm_seconds(self.now) / 3600.0,
+            "policy": self.sections["policy"].kind,
             "scale_outs": dec.count("scale_out"),
             "scale_ins": dec.count("scale_in"),
             "master_recoveries": dec.count("master_recovery"),
@@ -233,6 +238,10 @@ class Simulation:
                     "band_high": decision.band_high,
                     "load": _nan(decision.load),
                     "commands": len(decision.commands),
+                    "policy": decision.policy or "",
+                    "metric": _nan(decision.metric),
+                    "target": _nan(decision.target),
+                    "desired": decision.desired if decision.desired is not None else -1,
                 }
             )
 

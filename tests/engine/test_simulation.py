@@ -151,3 +151,18 @@ def test_shipped_scenarios_load_and_run(name):
     assert sc.description
     sim = Simulation(sc).advance(600)
     assert sim.summary()["jobs_completed"] > 0
+
+
+@pytest.mark.parametrize("kind", ["hpa", "kpa", "keda"])
+def test_alternative_policies_drive_the_same_world_and_can_be_swapped_live(kind):
+    sim = _sim(seed=6, policy={"kind": kind})
+    sim.advance(900)
+    d = sim.decisions()
+    assert (d.policy == kind).any()
+    assert sim.samples().workers_active.max() >= 2, f"{kind} scaled out under load"
+    sim.set_params({"policy.kind": "queue_drain"})
+    sim.advance(1800)
+    d = sim.decisions()
+    assert (d[d.time > 900].policy.isin(["queue_drain", ""])).all()
+    assert d[d.time > 900].time_left.notna().any()
+    _assert_no_job_lost(sim)
