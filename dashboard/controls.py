@@ -35,10 +35,15 @@ def label_of(p: param.Parameter) -> str:
     return p.label if p.label else p.name
 
 
-def widget_for(obj: param.Parameterized, name: str) -> pn.widgets.Widget | None:
+def css_class(scope: str, key: str, name: str) -> str:
+    """A stable CSS class per control (``ctl-live-autoscaler-MAX_WORKERS``), for tests and user styles."""
+    return f"ctl-{scope}-{key}-{name}".replace(".", "-")
+
+
+def widget_for(obj: param.Parameterized, name: str, css: str = "") -> pn.widgets.Widget | None:
     """One widget for parameter ``name`` of ``obj``, chosen from its type and bounds; None for lists."""
     p = obj.param[name]
-    kw: dict[str, Any] = {"sizing_mode": "stretch_width"}
+    kw: dict[str, Any] = {"sizing_mode": "stretch_width", "css_classes": [css] if css else []}
     if isinstance(p, param.Boolean):
         return pn.widgets.Checkbox.from_param(p, **kw)
     if isinstance(p, param.Selector):
@@ -58,11 +63,14 @@ def widget_for(obj: param.Parameterized, name: str) -> pn.widgets.Widget | None:
 class SectionControls:
     """The widgets of one engine section, applying every change to the engine through ``apply``."""
 
-    def __init__(self, live: Section, apply: Apply, key: str, exclude: tuple[str, ...] = (), alert: pn.pane.Alert | None = None):
+    def __init__(self, live: Section, apply: Apply, key: str, exclude: tuple[str, ...] = (), alert: pn.pane.Alert | None = None,
+                 scope: str = "live"):
         self.key = key
+        self.scope = scope
         self.copy = type(live)(**live.values())
         self.apply = apply
-        self.alert = alert or pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.alert = alert or pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                            css_classes=[f"alert-{scope}-{key}"])
         self.widgets: dict[str, pn.widgets.Widget] = {}
         self._syncing = False
         paired = set()
@@ -72,7 +80,7 @@ class SectionControls:
         for name in tunable_names(self.copy):
             if name in paired or name in exclude:
                 continue
-            w = widget_for(self.copy, name)
+            w = widget_for(self.copy, name, css_class(scope, key, name))
             if w is not None:
                 self.widgets[name] = w
         names = [n for n in tunable_names(self.copy) if n not in paired and n in self.widgets]
@@ -85,7 +93,7 @@ class SectionControls:
         w = pn.widgets.EditableRangeSlider(
             label=f"{label_of(lo_p)} .. {label_of(hi_p)}", start=start, end=end,
             value=(getattr(self.copy, lo_name), getattr(self.copy, hi_name)), step=lo_p.step or 1.0,
-            sizing_mode="stretch_width",
+            sizing_mode="stretch_width", css_classes=[css_class(self.scope, self.key, f"{lo_name}..{hi_name}")],
         )
 
         def on_range(event: param.parameterized.Event) -> None:

@@ -18,12 +18,12 @@ from dashboard.views import EventLog, KpiRow, PlacementHeatmap, ScoreHeatmap, Ti
 from engine.scenario import Scenario
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
-SECTION_CARDS = [("autoscaler", "Autoscaler", False), ("scheduler", "Scheduler", False), ("workload", "Workload", False),
+SECTION_CARDS = [("autoscaler", "Autoscaler", False), ("scheduler", "Scheduler", False), ("workload", "Workload", True),
                  ("faults", "Random faults", True), ("platform", "Platform", True), ("cluster", "Cluster", True)]
 #: Sections that are not live controls (seed and timing are run controls).
 NOT_LIVE = {"run", "cluster"}  # seed and timing are run controls; the cluster's layout is fixed per run
-#: The placement views refresh every this many ticks (they cost more than a stream).
-PLACEMENT_EVERY = 3
+#: The event log and the placement views refresh every this many ticks, staggered (they cost more than a stream).
+SLOW_EVERY = 5
 
 
 def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
@@ -38,7 +38,8 @@ def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
 class LiveControls:
     """All generated section controls of one session, with policy-dependent cards and scheduler presets."""
 
-    def __init__(self, session: LiveSession, sections: tuple[str, ...] | None = None, collapsed_all: bool = False):
+    def __init__(self, session: LiveSession, sections: tuple[str, ...] | None = None, collapsed_all: bool = False,
+                 scope: str = "live"):
         self.session = session
         live = session.sim.sections
         keys = [k for k, _, _ in SECTION_CARDS if k in live] + [k for k in live if k not in dict((c[0], 0) for c in SECTION_CARDS)]
@@ -48,7 +49,7 @@ class LiveControls:
         cards = []
         policy_sections = self._policy_sections(live)
         for key in keys:
-            ctl = SectionControls(live[key], session.apply, key)
+            ctl = SectionControls(live[key], session.apply, key, scope=scope)
             self.sections[key] = ctl
             title, collapsed = titles.get(key, (key.capitalize(), True))
             body = [ctl.alert, ctl.panel()]
@@ -79,7 +80,8 @@ class LiveControls:
     def _presets_row(self, ctl: SectionControls) -> pn.Row:
         buttons = []
         for label, values in scheduler_presets(ctl.copy).items():
-            b = pn.widgets.Button(label=label, color="default", sizing_mode="stretch_width")
+            b = pn.widgets.Button(label=label, color="default", sizing_mode="stretch_width",
+                                  css_classes=[f"preset-{ctl.scope}-{label.replace(' ', '-').lower()}"])
             b.on_click(lambda e, v=values: ctl.set_values(dict(v)))
             buttons.append(b)
         return pn.Row(*buttons, sizing_mode="stretch_width")
@@ -98,8 +100,9 @@ class CompareView:
         self.layout = pn.Column(
             pn.pane.Markdown("Run **A** (solid) and run **B** (dashed): same scenario, workload and seed; "
                              "B starts as A with half the workers. Change either side below."),
-            self.restart, self.controls, pn.pane.Markdown("**A**"), self.kpi_a.pane, pn.pane.Markdown("**B** (with B − A)"),
-            self.kpi_b.pane, self.views.layout, sizing_mode="stretch_width",
+            self.restart, pn.Row(pn.Column(pn.pane.Markdown("**Run A**"), self.kpi_a.pane),
+                                 pn.Column(pn.pane.Markdown("**Run B** (with B − A)"), self.kpi_b.pane), sizing_mode="stretch_width"),
+            self.views.layout, self.controls, sizing_mode="stretch_width",
         )
         self.pair: ComparePair | None = None
 
@@ -110,7 +113,7 @@ class CompareView:
         self.views.clear()
         sides = []
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
-            ctl = LiveControls(s, sections=("autoscaler", "scheduler", "workload"), collapsed_all=False)
+            ctl = LiveControls(s, sections=("autoscaler", "scheduler", "workload"), collapsed_all=True, scope=label)
             sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
         self.controls[:] = sides
 
@@ -190,7 +193,7 @@ class Dashboard(pn.viewable.Viewer):
                             width=340)
         self.tabs = pn.Tabs(
             ("Live", pn.Column(self.views.layout, pn.pane.Markdown("### Event log"), self.events.pane, sizing_mode="stretch_width")),
-            ("Placement", pn.Row(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
+            ("Placement", pn.Column(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
             ("Compare", self.compare.layout),
             dynamic=False, sizing_mode="stretch_width",
         )
@@ -248,10 +251,14 @@ class Dashboard(pn.viewable.Viewer):
         self._ticks += 1
         if len(events) and (events["kind"] == "placement").any():
             self.scores.dirty = True
-        if self._ticks % PLACEMENT_EVERY == 0 or len(samples) == 0:
-            placement = getattr(s.sim, "placement", None)
+        phase = self._ticks % SLOW_EVERY
+        placement = getattr(s.sim, "placement", None)
+        if phase == 1 or not s.playing:
+            self.events.flush()
+        if phase == 2 or not s.playing:
             self.node_fault.disabled = placement is None
             self.placement.update(placement, s.sim.now)
+        if phase == 3 or not s.playing:
             self.scores.update(placement, s.sim.now)
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000

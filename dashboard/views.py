@@ -232,21 +232,30 @@ class EventLog:
         self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm", "decision"],
                                                  value=["command", "fault", "param", "placement", "vm"], color="light")
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
+        self._pending = []
 
     def clear(self) -> None:
+        self._pending: list[pd.DataFrame] = []
         self.table.value = self.table.value.iloc[0:0]
 
     def push(self, events: pd.DataFrame) -> None:
+        """Queue events; :meth:`flush` sends them (the table costs more than a plot, so it updates less often)."""
+        if len(events):
+            self._pending.append(events)
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        events = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
+        events = events[events["kind"].isin(self.kinds.value)].tail(EVENT_ROWS)
         if not len(events):
             return
-        new = events[events["kind"].isin(self.kinds.value)].reindex(columns=EVENT_COLUMNS)
-        if not len(new):
-            return
-        new = new.astype(object).where(new.notna(), "")
-        new["time"] = events.loc[new.index, "time"].round(1).to_numpy(dtype=float)
+        data = {"time": events["time"].to_numpy(dtype=float).round(1)}
         for c in EVENT_COLUMNS[1:]:
-            new[c] = new[c].astype(str)
-        self.table.stream(new.reset_index(drop=True), rollover=EVENT_ROWS, follow=False)
+            col = events[c]
+            data[c] = col.astype(object).where(col.notna(), "").astype(str).to_numpy() if c in events else np.full(len(events), "")
+        self.table.stream(pd.DataFrame(data), rollover=EVENT_ROWS, follow=False)
 
 
 class PlacementHeatmap:
@@ -256,7 +265,7 @@ class PlacementHeatmap:
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
         self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "x": [0.0], "y": [0.0], "dw": [1.0], "dh": [1.0]},
                                        name="placement-grid")
-        self.fig = figure(title="Placement over time", height=320, sizing_mode="stretch_width", tools="save,reset",
+        self.fig = figure(title="Placement over time (nodes grouped by region and type)", height=380, sizing_mode="stretch_width", tools="save,reset",
                           x_axis_label="simulated time (s)", x_range=DataRange1d(range_padding=0), y_range=DataRange1d(range_padding=0))
         self.fig.toolbar.logo = None
         self.fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.source, color_mapper=self.mapper)
@@ -281,9 +290,9 @@ class PlacementHeatmap:
         ordered = table.reset_index(drop=True).sort_values(keys, kind="stable")
         self.order = ordered.index.to_numpy()
         n = len(ordered)
-        self.grid = np.full((n, HEATMAP_COLUMNS), np.nan)
+        self.grid = np.full((n, HEATMAP_COLUMNS), np.nan, dtype=np.float32)
         labels = [" / ".join(str(ordered.iloc[i][k]) for k in keys) for i in range(n)]
-        if n <= 48:
+        if n <= 24:
             ticks = list(np.arange(n) + 0.5)
             overrides = {float(t): lbl for t, lbl in zip(ticks, labels, strict=True)}
         else:  # too many to name: label each group's first node
@@ -325,18 +334,18 @@ class PlacementHeatmap:
 class ScoreHeatmap:
     """Feasible nodes x priorities of one placement, weighted, the chosen node marked; infeasible nodes with reasons."""
 
-    MAX_NODES = 20
+    MAX_NODES = 16
 
     def __init__(self):
         self.source = ColumnDataSource({"priority": [], "node": [], "weighted": [], "label": []}, name="score-cells")
         self.winner_source = ColumnDataSource({"priority": [], "node": []}, name="score-winner")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
-        self.fig = figure(title="Scores of the latest placement", height=360, sizing_mode="stretch_width",
+        self.fig = figure(title="Scores of the latest placement", height=420, sizing_mode="stretch_width",
                           x_range=FactorRange(), y_range=FactorRange(), tools="save", toolbar_location=None)
         self.fig.rect("priority", "node", 1, 1, source=self.source, fill_color={"field": "weighted", "transform": self.mapper},
                       line_color="white")
         self.fig.text("priority", "node", text="label", source=self.source, text_align="center", text_baseline="middle",
-                      text_font_size="8pt", text_color="white")
+                      text_font_size="8pt", text_color="#222222", background_fill_color="white", background_fill_alpha=0.55)
         self.fig.rect("priority", "node", 1, 1, source=self.winner_source, fill_alpha=0, line_color="#ff2d2d", line_width=3)
         self.fig.add_layout(ColorBar(color_mapper=self.mapper, width=8), "right")
         self.fig.xaxis.major_label_orientation = 0.6
