@@ -149,12 +149,16 @@ class ScalingVerdict:
 class ScalingPolicy(Protocol):
     """Decides the worker count of one scaling round.
 
-    ``counts_draining``: whether the workers already told to SHUT DOWN still count as active (the seed's
-    rule: scale-in then picks from the whole active list) or are ignored like pods being deleted.
+    ``seed_scale_in``: how the controller shrinks to ``desired``. True is the seed's accounting: workers
+    already told to SHUT DOWN but still reporting RUNNING count as active, and ``replicas - desired``
+    workers are picked from the end of the whole active list. False is Kubernetes': draining workers are
+    pods being deleted (ignored), and pending workers are the first to go, as a ReplicaSet deletes
+    not-ready pods first; they cannot be cancelled here, so only the excess beyond them is shut down
+    among the serving workers (the rest, if still unwanted, once they serve).
     """
 
     name: str
-    counts_draining: bool
+    seed_scale_in: bool
 
     def decide(self, obs: ScalingObservation) -> ScalingVerdict: ...
 
@@ -204,7 +208,7 @@ class QueueDrainPolicy:
     """
 
     name = "queue_drain"
-    counts_draining = True
+    seed_scale_in = True
 
     def decide(self, obs: ScalingObservation) -> ScalingVerdict:
         if obs.starting:
@@ -425,7 +429,7 @@ class HPAPolicy:
     """
 
     name = "hpa"
-    counts_draining = False
+    seed_scale_in = False
 
     def __init__(self, params: HPAParams | None = None):
         self.params = params if params is not None else HPAParams()
@@ -517,7 +521,7 @@ class KPAPolicy:
     """
 
     name = "kpa"
-    counts_draining = False
+    seed_scale_in = False
 
     def __init__(self, params: KPAParams | None = None):
         self.params = params if params is not None else KPAParams()
@@ -648,7 +652,7 @@ class KEDAPolicy:
     """
 
     name = "keda"
-    counts_draining = False
+    seed_scale_in = False
 
     def __init__(self, params: KEDAParams | None = None, hpa: HPAParams | None = None):
         self.params = params if params is not None else KEDAParams()

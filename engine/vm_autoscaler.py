@@ -14,8 +14,9 @@ with :meth:`QueueDrainAutoscaler.set_policy`. Everything else here is shared by 
 round builds a :class:`~engine.policies.ScalingObservation`; the verdict's ``desired`` is turned into
 commands against ``obs.replicas``: more resumes suspended workers first (from the start of the suspended
 list, skipping those already resuming), then CREATEs up to MAX_WORKERS; fewer sends SHUTDOWN to the last
-workers of the active list (the whole list for the queue drain, as the seed does; the serving ones,
-without those already draining, for the others).
+workers of the active list: for the queue drain ``replicas - desired`` of the whole list, as the seed
+does; for the others the serving ones (not those already draining), and only beyond the pending workers,
+which go first in Kubernetes but cannot be cancelled here (see ``ScalingPolicy.seed_scale_in``).
 
 Rule ids (``Command.rule``), see :data:`RULES`:
 
@@ -438,8 +439,11 @@ class QueueDrainAutoscaler:
             return
         change = verdict.desired - obs.replicas
         if change < 0:
-            pool = obs.active if self.policy.counts_draining else obs.serving
-            remove = min(-change, len(pool))
+            if self.policy.seed_scale_in:
+                pool, excess = obs.active, -change
+            else:  # pending workers go first (they keep booting: fewer serving ones are shut down)
+                pool, excess = obs.serving, -change - obs.pending
+            remove = max(0, min(excess, len(pool)))
             for vm_id in pool[len(pool) - remove :]:
                 table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "scale_in_shutdown")
         elif change > 0:

@@ -589,6 +589,17 @@ def test_controller_hpa_scale_in_skips_workers_already_draining():
     ]
 
 
+def test_controller_hpa_scale_in_lets_pending_workers_go_first():
+    h = settled(active=2)
+    h.scaler.set_policy(HPAPolicy(HPAParams(target_utilization=50, scale_down_stabilization=0)))
+    d = h.step(beats_at(h, h.active_ids, 1.0))  # 100 % over 50 %: 4 wanted, 2 created
+    assert d.desired == 4 and kinds_of(d) == [(K.CREATE, 100), (K.CREATE, 101)]
+    # load drops while 100 and 101 boot: the ready two at 10 % want ceil(0.2 x 2) = 1 (pending ignored going down);
+    # of the 3 to remove, the 2 pending ones count first, so one serving worker (the last, 3) is shut down
+    d = h.step(beats_at(h, h.active_ids, 0.1))
+    assert (d.action, d.desired, d.starting) == ("scale_in", 1, 2) and kinds_of(d) == [(K.SHUTDOWN, 3)]
+
+
 def test_controller_keda_scales_to_zero_and_back():
     h = settled(active=2)
     h.scaler.set_policy(KEDAPolicy())
