@@ -1,12 +1,18 @@
-"""Command line: ``python -m engine run SCENARIO [--set NAME=VALUE ...] [--seed N] [--out DIR]``."""
+"""Command line: ``python -m engine run SCENARIO [--set NAME=VALUE ...] [--seed N] [--out DIR]``.
+
+Also ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ... --seeds 1,2,3 [--workers N]
+[--scheduler ADDRESS] [--out FILE.parquet]``: a parameter sweep on Dask (see :mod:`engine.sweep`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from .params import ParamError
@@ -55,6 +61,55 @@ def format_summary(summary: dict) -> str:
     )
 
 
+def _parse_grid(items: list[str]) -> dict[str, list]:
+    """``["autoscaler.MAX_WORKERS=5,10"]`` -> ``{"autoscaler.MAX_WORKERS": [5, 10]}`` (values read as YAML scalars)."""
+    grid: dict[str, list] = {}
+    for item in items:
+        if "=" not in item:
+            raise ParamError(item, "expected section.NAME=V1,V2,... (e.g. autoscaler.MAX_WORKERS=5,10,20)")
+        name, raw = (part.strip() for part in item.split("=", 1))
+        if name in grid:
+            raise ParamError(name, "given twice; allowed: one --grid per parameter, values separated by commas")
+        grid[name] = [yaml.safe_load(v) for v in raw.split(",") if v.strip()]
+    return grid
+
+
+def _parse_seeds(raw: str) -> list:
+    return [yaml.safe_load(v) for v in raw.split(",") if v.strip()]
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """The ``sweep`` subcommand: validate everything, then run on a LocalCluster (or --scheduler)."""
+    from .sweep import plan_sweep, run_plan, sweep_to_parquet
+
+    try:
+        if args.workers is not None and args.workers < 0:
+            raise ParamError("--workers", f"{args.workers} is not allowed; allowed: >= 0 (0 runs in this process)")
+        plan = plan_sweep(load_scenario(args.scenario), _parse_grid(args.grid), _parse_seeds(args.seeds), until=args.until)
+    except (ScenarioError, ParamError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"sweep of {plan.scenario_name}: {len(plan.combinations)} settings x {len(plan.seeds)} seeds = {len(plan)} runs", flush=True)
+    if args.scheduler is None and args.workers == 0:
+        df = run_plan(plan)
+    else:
+        from distributed import Client, LocalCluster
+
+        if args.scheduler is not None:
+            with Client(args.scheduler) as client:
+                df = run_plan(plan, client)
+        else:
+            n = args.workers or min(4, os.cpu_count() or 1)
+            with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+                df = run_plan(plan, client)
+    with pd.option_context("display.width", 200, "display.max_columns", None, "display.max_rows", 500):
+        print(df.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    if args.out is not None:
+        sweep_to_parquet(df, args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine", description="Run scalelab scenarios headless.")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -67,7 +122,17 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("replay", help="replay a recording and check it reproduces the recorded samples")
     rep.add_argument("recording", type=Path)
     rep.add_argument("--out", type=Path, default=None)
+    swp = sub.add_parser("sweep", help="run a parameter grid x seeds on Dask and print (or write) one row per run")
+    swp.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
+    swp.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2", help="values of one parameter, e.g. autoscaler.MAX_WORKERS=5,10,20")
+    swp.add_argument("--seeds", default="1", help="comma-separated seeds (default: 1)")
+    swp.add_argument("--until", type=float, default=None, help="simulated seconds per run (default: run.duration)")
+    swp.add_argument("--workers", type=int, default=None, help="worker processes of the LocalCluster (default: up to 4; 0 runs in this process)")
+    swp.add_argument("--scheduler", default=None, metavar="ADDRESS", help="address of a running Dask scheduler (no LocalCluster)")
+    swp.add_argument("--out", type=Path, default=None, help="write the table as Parquet")
     args = parser.parse_args(argv)
+    if args.cmd == "sweep":
+        return _sweep(args)
     try:
         if args.cmd == "run":
             scenario = load_scenario(args.scenario)
