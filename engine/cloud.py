@@ -24,7 +24,7 @@ import numpy as np
 import simpy
 
 from .jobs import JobFlow, WorkerSlot
-from .params import PlatformParams
+from .params import Mirror, PlatformParams
 from .rng import gamma_delay
 from .vm_model import AppState, Command, CommandKind, Heartbeat, VMInfo, VMState, VMType
 
@@ -62,7 +62,7 @@ class World:
         placement: Any = None,
     ):
         self.env = env
-        self.p = platform
+        self.p = Mirror(platform)  # read on every heartbeat
         self.jobs = jobs
         self.rng = rng
         self.channel_rng = channel_rng

@@ -93,6 +93,8 @@ class JobFlow:
         waits = self.waits
         rows = self.rows
         service = self.service
+        sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
+        nsbuf = len(sbuf)
         bi = self._bi
         nbuf = len(buf)
         started = 0
@@ -117,7 +119,11 @@ class JobFlow:
             if start > t:
                 break
             w = th.worker
-            s = service.next() / w.speed + w.storage_seconds
+            if si >= nsbuf:
+                service.refill()
+                sbuf, si, nsbuf = service.buf, 0, len(service.buf)
+            s = sbuf[si] * mean / w.speed + w.storage_seconds
+            si += 1
             end = start + s
             self._seq += 1
             heapreplace(heap, (end, self._seq, th))
@@ -135,6 +141,7 @@ class JobFlow:
                 th.row = len(rows)
                 rows.append([jid, arrival, start, end, w.vm_id, False])
         self._bi = bi
+        service.i = si
         self.started += started
 
     # -- workers ---------------------------------------------------------------------------

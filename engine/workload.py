@@ -91,7 +91,8 @@ class ServiceTimes:
     """Service times of jobs on a reference-speed thread: mean ``service_time``, gamma with ``service_cv``.
 
     Unit-mean draws are made in batches and scaled by the current mean, so a change of the mean
-    applies to the next job; a change of the cv starts a new batch.
+    applies to the next job; a change of the cv starts a new batch. The two parameters are cached by
+    a watcher: reading a param attribute per job would cost as much as the rest of the job's work.
     """
 
     BATCH = 4096
@@ -99,23 +100,29 @@ class ServiceTimes:
     def __init__(self, params: WorkloadParams, rng: np.random.Generator):
         self.params = params
         self.rng = rng
-        self._buf: list[float] = []
-        self._i = 0
-        self._cv = None
+        self.buf: list[float] = []
+        self.i = 0
+        self.mean = params.service_time
+        self._cv = params.service_cv
+        params.param.watch(self._changed, ["service_time", "service_cv"])
 
-    def _refill(self) -> None:
-        cv = self.params.service_cv
-        self._cv = cv
-        shape = gamma_shape(cv)
+    def _changed(self, *_events) -> None:
+        self.mean = self.params.service_time
+        if self.params.service_cv != self._cv:
+            self._cv = self.params.service_cv
+            self.i = len(self.buf)  # the next draw starts a batch with the new cv
+
+    def refill(self) -> None:
+        shape = gamma_shape(self._cv)
         if shape is None:
-            self._buf = [1.0] * self.BATCH
+            self.buf = [1.0] * self.BATCH
         else:
-            self._buf = self.rng.gamma(shape, 1.0 / shape, self.BATCH).tolist()
-        self._i = 0
+            self.buf = self.rng.gamma(shape, 1.0 / shape, self.BATCH).tolist()
+        self.i = 0
 
     def next(self) -> float:
-        if self._i >= len(self._buf) or self._cv != self.params.service_cv:
-            self._refill()
-        v = self._buf[self._i]
-        self._i += 1
-        return v * self.params.service_time
+        if self.i >= len(self.buf):
+            self.refill()
+        v = self.buf[self.i]
+        self.i += 1
+        return v * self.mean
