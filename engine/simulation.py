@@ -79,6 +79,7 @@ class Simulation:
         self.last_decision: Decision | None = None
         self._completed_before = 0
         self._arrived_before = 0
+        self._scheduled_faults: set[tuple] = set()
         self.autoscaler.start(0.0)
         self.env.process(self._decisions())
         self.env.process(self._sampling())
@@ -115,6 +116,8 @@ class Simulation:
         if "policy.kind" in applied:
             # a new policy starts with empty windows; the VM lifecycle rules carry on unchanged
             self.autoscaler.set_policy(make_policy(self.sections))
+        if any(key.startswith("faults.") for key in applied):
+            self._schedule_faults()  # times added live are scheduled; removing one does not cancel it
         for key, value in applied.items():
             self.recorder.event("param", command=key, detail=json.dumps(value))
         if applied:
@@ -329,18 +332,18 @@ class Simulation:
                         self._fault("worker_crash", vm=vm.id, cause="random")
 
     def _schedule_faults(self) -> None:
+        """Schedule the faults the ``faults`` section lists at given times (those not yet scheduled and not past)."""
         faults = self.sections["faults"]
-
-        def at(t: float, kind: str, **args: Any) -> None:
-            ev = self.env.timeout(max(0.0, t - self.env.now))
-            ev.callbacks.append(lambda _e: self._fault(kind, cause="scheduled", **args))
-
-        for t in faults.master_crash_at:
-            at(t, "master_crash")
-        for t in faults.worker_crash_at:
-            at(t, "worker_crash")
-        for start, duration in faults.heartbeat_outages:
-            at(start, "heartbeat_outage", duration=duration)
+        wanted = [("master_crash", t, {}) for t in faults.master_crash_at]
+        wanted += [("worker_crash", t, {}) for t in faults.worker_crash_at]
+        wanted += [("heartbeat_outage", start, {"duration": duration}) for start, duration in faults.heartbeat_outages]
+        for kind, t, args in wanted:
+            key = (kind, float(t), tuple(args.items()))
+            if key in self._scheduled_faults or t < self.env.now:
+                continue
+            self._scheduled_faults.add(key)
+            ev = self.env.timeout(t - self.env.now)
+            ev.callbacks.append(lambda _e, kind=kind, args=args: self._fault(kind, cause="scheduled", **args))
 
     def _fault(self, kind: str, cause: str = "injected", **args: Any) -> str:
         now = self.env.now

@@ -166,3 +166,13 @@ def test_alternative_policies_drive_the_same_world_and_can_be_swapped_live(kind)
     assert (d[d.time > 900].policy.isin(["queue_drain", ""])).all()
     assert d[d.time > 900].time_left.notna().any()
     _assert_no_job_lost(sim)
+
+
+def test_fault_times_added_live_are_scheduled():
+    sim = _sim(seed=8)
+    sim.advance(400)
+    sim.set_params({"faults.master_crash_at": [200.0, 700.0]})  # 200 is past: not replayed
+    sim.advance(1200)
+    crashes = sim.events().query("kind == 'fault' and command == 'master_crash'")
+    assert crashes.time.tolist() == [700.0]
+    assert (sim.decisions().action == "master_recovery").any()
