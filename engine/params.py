@@ -77,6 +77,8 @@ def allowed(p: param.Parameter) -> str:
         return kind
     if isinstance(p, param.List):
         return "a list" + (f" of {p.item_type.__name__}" if p.item_type else "")
+    if isinstance(p, param.String):
+        return "a string"
     return type(p).__name__
 
 
@@ -110,6 +112,9 @@ def coerce(section: Section, name: str, value: Any, field: str | None = None) ->
             if not isinstance(value, list | tuple):
                 raise TypeError
             value = [list(v) if isinstance(v, tuple) else v for v in value]
+        elif isinstance(p, param.String):
+            if not isinstance(value, str):
+                raise TypeError
     except (TypeError, ValueError):
         raise ParamError(field, f"{value!r} is not allowed; allowed: {allowed(p)}") from None
     if isinstance(p, param.Number):
@@ -178,7 +183,8 @@ class PlatformParams(Section):
         pass
 
 
-WORKLOAD_PATTERNS = ["constant", "poisson", "diurnal", "steps", "bursts"]
+WORKLOAD_PATTERNS = ["constant", "poisson", "diurnal", "steps", "bursts", "trace"]
+TRACE_FORMATS = ["azure2019", "azure2021", "openb"]
 
 
 class WorkloadParams(Section):
@@ -187,7 +193,12 @@ class WorkloadParams(Section):
     _key = "workload"
 
     pattern = param.Selector(default="poisson", objects=WORKLOAD_PATTERNS, doc="Arrival process.")
-    rate = param.Number(4.0, bounds=(0.0, 100000.0), step=0.5, doc="Mean arrivals per second (the base rate of every pattern).")
+    rate = param.Number(
+        4.0,
+        bounds=(0.0, 100000.0),
+        step=0.5,
+        doc="Mean arrivals per second (the base rate of every pattern); for the trace pattern a multiple of the trace's intensity (1 replays it as recorded).",
+    )
     service_time = param.Number(5.0, bounds=(0.001, 86400.0), step=0.5, doc="Mean seconds a job needs on a reference-speed worker thread.")
     service_cv = param.Number(0.5, bounds=(0.0, 5.0), step=0.05, doc="Coefficient of variation of service times (gamma; 0 is fixed, 1 exponential).")
     diurnal_amplitude = param.Number(0.6, bounds=(0.0, 1.0), step=0.05, doc="Diurnal pattern: relative swing of the rate around its mean.")
@@ -199,6 +210,26 @@ class WorkloadParams(Section):
     burst_every = param.Number(600.0, bounds=(1.0, 86400.0), step=10.0, doc="Bursts pattern: seconds between burst starts.")
     burst_duration = param.Number(60.0, bounds=(1.0, 86400.0), step=5.0, doc="Bursts pattern: seconds a burst lasts.")
     burst_factor = param.Number(5.0, bounds=(1.0, 1000.0), step=0.5, doc="Bursts pattern: rate multiple during a burst.")
+    trace_file = param.String(
+        "",
+        doc="Trace pattern: the trace CSV, relative to data/traces or absolute (e.g. azure-functions-2019/invocations.csv).",
+    )
+    trace_format = param.Selector(
+        default="azure2019",
+        objects=TRACE_FORMATS,
+        doc="Trace pattern: azure2019 (per-minute counts), azure2021 (per invocation: end_timestamp - duration) or openb (pod creation_time).",
+    )
+    trace_function = param.String(
+        "",
+        doc="Trace pattern: part of the trace to replay, '' for all; azure2019 a HashFunction prefix or #row, azure2021 a func or app prefix, openb a qos class; commas sum several.",
+    )
+    trace_speedup = param.Number(
+        1.0, bounds=(0.001, 1000000.0), step=1.0, doc="Trace pattern: trace seconds replayed per simulated second (12 plays a day in 2 hours)."
+    )
+    trace_loop = param.Boolean(False, doc="Trace pattern: start the trace over when it ends (otherwise arrivals stop).")
+    trace_service = param.Boolean(
+        False, doc="Take service times from the trace's durations instead of service_time/service_cv (azure2019 and azure2021 only)."
+    )
 
     def check(self) -> None:
         steps = self.steps
@@ -215,6 +246,23 @@ class WorkloadParams(Section):
                 "workload.burst_duration",
                 f"{self.burst_duration:g} exceeds burst_every ({self.burst_every:g}); allowed: <= burst_every",
             )
+        if self.pattern == "trace" or self.trace_service:
+            self._check_trace()
+
+    def _check_trace(self) -> None:
+        """The trace pattern and trace_service need a readable trace (loaded once, then cached)."""
+        from . import traces  # here: traces imports this module
+
+        use = "the trace pattern" if self.pattern == "trace" else "trace_service"
+        if not self.trace_file.strip():
+            raise ParamError("workload.trace_file", f"{use} needs a trace file; allowed: a CSV path relative to data/traces or absolute")
+        path = traces.resolve_trace_path(self.trace_file)
+        if not path.is_file():
+            raise ParamError("workload.trace_file", f"{path}: no such file; allowed: a CSV path relative to {traces.TRACE_DIR} or absolute")
+        if self.pattern == "trace":
+            traces.load_trace(self.trace_file, self.trace_format, self.trace_function)
+        if self.trace_service:
+            traces.load_durations(self.trace_file, self.trace_format, self.trace_function)
 
 
 class FaultParams(Section):

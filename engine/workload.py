@@ -4,6 +4,21 @@ Arrivals are generated one fixed window of simulated time at a time (``WINDOW`` 
 multiples of it), so the draws do not depend on how often anyone looks at the queue: the same seed
 and the same parameter changes give the same arrivals however ``advance`` is chunked. A change of
 the workload parameters takes effect from the next window on.
+
+The ``trace`` pattern replays a real trace (:mod:`engine.traces`) through a cursor in trace time
+that moves ``WINDOW * trace_speedup`` trace seconds per window, only while the pattern is ``trace``
+(so a trace selected mid-run starts from its beginning, and switching away pauses it; choosing
+another file, format or function starts the new trace from its beginning). Simulated time 0 of the
+replay is the trace's start: the first minute of a per-minute trace, the first arrival of a
+per-invocation trace (offsets are kept relative to it). Per-invocation arrivals (azure2021, openb)
+keep their exact times, divided by the speedup. Per-minute counts (azure2019) are spread uniformly
+within their minute with seeded draws from the arrivals stream: a minute that spans several windows
+is split between them by binomial draws on what is left of it, so each minute gets exactly its count
+and nothing depends on how ``advance`` is chunked. ``rate`` multiplies the trace's intensity (1
+replays it as recorded; 0.5 keeps each arrival with probability 1/2; 2.5 doubles it and adds each
+arrival once more with probability 1/2). Past its end a trace stops, or starts over with
+``trace_loop``. With ``trace_service`` the service times are drawn from the trace's durations
+instead (:class:`ServiceTimes`).
 """
 
 from __future__ import annotations
@@ -12,6 +27,7 @@ import math
 
 import numpy as np
 
+from . import traces
 from .params import WorkloadParams
 from .rng import gamma_shape
 
@@ -55,6 +71,29 @@ class ArrivalStream:
         self.window_end = 0.0  # arrivals are generated up to here
         self.generated = 0  # arrivals generated so far
         self._next_constant = None  # phase of the constant pattern across windows
+        self._cursor: traces.TraceCursor | None = None  # the trace pattern's place in its trace
+        if params.pattern == "trace":
+            self._trace_cursor()  # read the trace now: a bad file fails at construction, not mid-run
+
+    def _trace_cursor(self) -> traces.TraceCursor:
+        """The cursor of the selected trace, (re)loaded when the file, format or function changed."""
+        p = self.params
+        key = (p.trace_file, p.trace_format, p.trace_function)
+        if self._cursor is None or self._cursor.key != key:
+            self._cursor = traces.TraceCursor(traces.load_trace(*key), key=key)
+        return self._cursor
+
+    def _trace_window(self, t0: float, t1: float) -> list[float]:
+        p = self.params
+        speedup = p.trace_speedup
+        cursor = self._trace_cursor()
+        a = cursor.pos
+        pos = cursor.take(WINDOW * speedup, p.trace_loop, p.rate, self.rng)
+        if not len(pos):
+            return []
+        # map trace positions into the window; the clip only guards rounding at its ends
+        times = np.clip(t0 + (pos - a) / speedup, t0, np.nextafter(t1, t0))
+        return times.tolist()
 
     def next_window(self) -> list[float]:
         """Generate the arrivals of the next window (possibly none)."""
@@ -62,6 +101,10 @@ class ArrivalStream:
         t0 = self.window_end
         t1 = t0 + WINDOW
         self.window_end = t1
+        if p.pattern == "trace":
+            times = self._trace_window(t0, t1)
+            self.generated += len(times)
+            return times
         rate = p.rate
         if rate <= 0.0:
             self._next_constant = None
@@ -93,26 +136,59 @@ class ServiceTimes:
     Unit-mean draws are made in batches and scaled by the current mean, so a change of the mean
     applies to the next job; a change of the cv starts a new batch. The two parameters are cached by
     a watcher: reading a param attribute per job would cost as much as the rest of the job's work.
+
+    With ``trace_service`` the batches hold service times in seconds drawn from the trace's durations
+    (``mean`` is then 1): Azure 2019 by inverting the per-function percentile table (piecewise
+    linear), Azure 2021 by resampling the recorded durations; at least 1 ms each. Switching it on or
+    off, or choosing another trace, starts a new batch.
     """
 
     BATCH = 4096
+    TRACE_PARAMS = ("trace_service", "trace_file", "trace_format", "trace_function")
 
     def __init__(self, params: WorkloadParams, rng: np.random.Generator):
         self.params = params
         self.rng = rng
         self.buf: list[float] = []
         self.i = 0
-        self.mean = params.service_time
+        self._model: traces.Durations | None = None
+        self._model_key: tuple | None = None
+        self._load_model()
+        self.mean = 1.0 if self._model is not None else params.service_time
         self._cv = params.service_cv
         params.param.watch(self._changed, ["service_time", "service_cv"])
+        params.param.watch(self._trace_changed, list(self.TRACE_PARAMS))
+
+    def _load_model(self) -> None:
+        p = self.params
+        if not p.trace_service:
+            self._model, self._model_key = None, None
+            return
+        key = (p.trace_file, p.trace_format, p.trace_function)
+        if key != self._model_key:
+            self._model, self._model_key = traces.load_durations(*key), key
 
     def _changed(self, *_events) -> None:
+        if self._model is not None:
+            self._cv = self.params.service_cv  # unused while the trace gives the service times
+            return
         self.mean = self.params.service_time
         if self.params.service_cv != self._cv:
             self._cv = self.params.service_cv
             self.i = len(self.buf)  # the next draw starts a batch with the new cv
 
+    def _trace_changed(self, *_events) -> None:
+        before = self._model_key
+        self._load_model()
+        if self._model_key != before:
+            self.mean = 1.0 if self._model is not None else self.params.service_time
+            self.i = len(self.buf)  # the next draw starts a batch from the new source
+
     def refill(self) -> None:
+        if self._model is not None:
+            self.buf = self._model.sample(self.rng, self.BATCH).tolist()
+            self.i = 0
+            return
         shape = gamma_shape(self._cv)
         if shape is None:
             self.buf = [1.0] * self.BATCH
