@@ -97,7 +97,7 @@ class SectionControls:
         )
 
         def on_range(event: param.parameterized.Event) -> None:
-            lo, hi = event.new
+            lo, hi = (round(v, 9) for v in event.new)  # the browser's slider steps leave float dust (29.999999999999996)
             self._send({f"{self.key}.{lo_name}": lo, f"{self.key}.{hi_name}": hi})
 
         w.param.watch(on_range, "value_throttled")

@@ -18,12 +18,17 @@ from dashboard.views import EventLog, KpiRow, PlacementHeatmap, ScoreHeatmap, Ti
 from engine.scenario import Scenario
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
-SECTION_CARDS = [("autoscaler", "Autoscaler", False), ("scheduler", "Scheduler", False), ("workload", "Workload", True),
+SECTION_CARDS = [("policy", "Scaling policy", False), ("autoscaler", "Autoscaler (queue drain and VM lifecycle)", False),
+                 ("hpa", "HPA", False), ("kpa", "KPA", False), ("keda", "KEDA", False), ("scheduler", "Scheduler", False), ("workload", "Workload", True),
                  ("faults", "Random faults", True), ("platform", "Platform", True), ("cluster", "Cluster", True)]
+#: Sections each side of the compare tab can set on its own.
+COMPARE_SECTIONS = ("policy", "autoscaler", "hpa", "kpa", "keda", "scheduler", "workload")
 #: Sections that are not live controls (seed and timing are run controls).
 NOT_LIVE = {"run", "cluster"}  # seed and timing are run controls; the cluster's layout is fixed per run
 #: The event log and the placement views refresh every this many ticks, staggered (they cost more than a stream).
 SLOW_EVERY = 5
+#: The event log refreshes every this many ticks.
+LOG_EVERY = 10
 
 
 def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
@@ -60,22 +65,37 @@ class LiveControls:
                 card.visible = False
             cards.append((key, card))
         self.cards = dict(cards)
-        if policy_sections and "autoscaler" in self.sections:
-            auto = self.sections["autoscaler"].copy
-            self._show_policy(auto.policy)
-            auto.param.watch(lambda e: self._show_policy(e.new), "policy")
+        self._chooser = self._policy_chooser(live)
+        if self._chooser is not None and self._chooser[0] in self.sections:
+            key, name, _ = self._chooser
+            copy = self.sections[key].copy
+            self._show_policy(getattr(copy, name))
+            copy.param.watch(lambda e: self._show_policy(e.new), name)
         self.layout = pn.Column(*[c for _, c in cards], sizing_mode="stretch_width")
 
     @staticmethod
-    def _policy_sections(live: dict[str, Any]) -> set[str]:
-        auto = live.get("autoscaler")
-        if auto is None or "policy" not in auto.param:
-            return set()
-        return {str(o) for o in auto.param["policy"].objects} & set(live)
+    def _policy_chooser(live: dict[str, Any]) -> tuple[str, str, set[str]] | None:
+        """The selector whose choices name sections (``policy.kind`` -> hpa, kpa, keda): those show only when chosen."""
+        for key, section in live.items():
+            if key in NOT_LIVE:
+                continue
+            for name in section.param:
+                p = section.param[name]
+                if isinstance(p, param.Selector) and not isinstance(p, param.ListSelector):
+                    named = {str(o) for o in (p.objects or [])} & set(live)
+                    if named:
+                        return key, name, named
+        return None
+
+    @classmethod
+    def _policy_sections(cls, live: dict[str, Any]) -> set[str]:
+        chooser = cls._policy_chooser(live)
+        return chooser[2] if chooser else set()
 
     def _show_policy(self, policy: str) -> None:
-        for key in self._policy_sections(self.session.sim.sections):
-            self.cards[key].visible = key == policy
+        for key in self._chooser[2]:
+            if key in self.cards:
+                self.cards[key].visible = key == policy
 
     def _presets_row(self, ctl: SectionControls) -> pn.Row:
         buttons = []
@@ -113,7 +133,7 @@ class CompareView:
         self.views.clear()
         sides = []
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
-            ctl = LiveControls(s, sections=("autoscaler", "scheduler", "workload"), collapsed_all=True, scope=label)
+            ctl = LiveControls(s, sections=COMPARE_SECTIONS, collapsed_all=True, scope=label)
             sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
         self.controls[:] = sides
 
@@ -149,6 +169,7 @@ class Dashboard(pn.viewable.Viewer):
         self.scores = ScoreHeatmap()
         self.compare = CompareView(self.session)
         self.tick_seconds: deque[float] = deque(maxlen=1000)
+        self.part_seconds: dict[str, deque[float]] = {}  # where a tick's server time goes (engine, views, send)
         self._callback = None
         self._ticks = 0
         self._last_wall = time.perf_counter()
@@ -233,33 +254,43 @@ class Dashboard(pn.viewable.Viewer):
             if self.tabs.active == 2:
                 self.compare.tick(wall_dt)
             else:
-                self.session.tick(wall_dt)
+                self._timed("engine", self.session.tick, wall_dt)
                 self.refresh()
+            t_send = time.perf_counter()
+        self.part_seconds.setdefault("send", deque(maxlen=1000)).append(time.perf_counter() - t_send)
         self.tick_seconds.append(time.perf_counter() - now)
 
     def _step(self) -> None:
         self.session.step()
         self.refresh()
 
+    def _timed(self, part: str, fn: Any, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.part_seconds.setdefault(part, deque(maxlen=1000)).append(time.perf_counter() - t0)
+
     def refresh(self) -> None:
         """Send what the session recorded since the last refresh to the views."""
         s = self.session
-        samples, events = s.poll()
-        self.views.push("live", samples, events, s.sim.sections["run"].sample_interval)
+        samples, events = self._timed("poll", s.poll)
+        self._timed("time_series", self.views.push, "live", samples, events, s.sim.sections["run"].sample_interval)
         self.events.push(events)
-        self.kpis.update(s.kpis())
+        if self._ticks % 2 == 0 or not s.playing:
+            self._timed("kpis", lambda: self.kpis.update(s.kpis()))
         self._ticks += 1
         if len(events) and (events["kind"] == "placement").any():
             self.scores.dirty = True
         phase = self._ticks % SLOW_EVERY
         placement = getattr(s.sim, "placement", None)
-        if phase == 1 or not s.playing:
-            self.events.flush()
+        if self._ticks % LOG_EVERY == 1 or not s.playing:
+            self._timed("event_log", self.events.flush)
         if phase == 2 or not s.playing:
             self.node_fault.disabled = placement is None
-            self.placement.update(placement, s.sim.now)
+            self._timed("placement_heatmap", self.placement.update, placement, s.sim.now)
         if phase == 3 or not s.playing:
-            self.scores.update(placement, s.sim.now)
+            self._timed("score_heatmap", self.scores.update, placement, s.sim.now)
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"

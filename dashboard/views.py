@@ -220,23 +220,35 @@ class KpiRow:
 EVENT_COLUMNS = ["time", "kind", "command", "rule", "vm", "vm_type", "detail"]
 
 
+EVENT_CSS = """
+.event-log {max-height: 300px; overflow-y: auto; font-size: 12px;}
+.event-log table {border-collapse: collapse; width: 100%;}
+.event-log th {position: sticky; top: 0; background: #f3f3f3; text-align: left; padding: 2px 6px;}
+.event-log td {padding: 1px 6px; border-bottom: 1px solid #eee; white-space: nowrap;}
+.event-log tr.fault td {color: #b2182b;}
+"""
+
+
 class EventLog:
-    """Commands with the rule that produced each, faults, parameter changes; newest first, bounded."""
+    """Commands with the rule that produced each, faults, parameter changes; newest first, bounded.
+
+    A plain HTML table rebuilt on :meth:`flush` (a bounded number of rows): cheaper on the server and in the
+    browser than streaming into a data-grid widget.
+    """
 
     def __init__(self):
-        self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: pd.Series(dtype=float if c == "time" else str) for c in EVENT_COLUMNS}),
-            show_index=False, disabled=True, height=280, sizing_mode="stretch_width", layout="fit_data_stretch",
-            sorters=[{"field": "time", "dir": "desc"}], name="event-log",
-        )
+        self.rows = pd.DataFrame({c: pd.Series(dtype=float if c == "time" else object) for c in EVENT_COLUMNS})
         self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm", "decision"],
                                                  value=["command", "fault", "param", "placement", "vm"], color="light")
+        self.kinds.param.watch(lambda e: self._send(), "value")
+        self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
-        self._pending = []
+        self._pending: list[pd.DataFrame] = []
 
     def clear(self) -> None:
-        self._pending: list[pd.DataFrame] = []
-        self.table.value = self.table.value.iloc[0:0]
+        self._pending = []
+        self.rows = self.rows.iloc[0:0]
+        self._send()
 
     def push(self, events: pd.DataFrame) -> None:
         """Queue events; :meth:`flush` sends them (the table costs more than a plot, so it updates less often)."""
@@ -246,16 +258,23 @@ class EventLog:
     def flush(self) -> None:
         if not self._pending:
             return
-        events = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+        new = pd.concat(self._pending[::-1], ignore_index=True) if len(self._pending) > 1 else self._pending[0]
         self._pending = []
-        events = events[events["kind"].isin(self.kinds.value)].tail(EVENT_ROWS)
-        if not len(events):
-            return
-        data = {"time": events["time"].to_numpy(dtype=float).round(1)}
-        for c in EVENT_COLUMNS[1:]:
-            col = events[c]
-            data[c] = col.astype(object).where(col.notna(), "").astype(str).to_numpy() if c in events else np.full(len(events), "")
-        self.table.stream(pd.DataFrame(data), rollover=EVENT_ROWS, follow=False)
+        new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(EVENT_ROWS * 4)
+        self.rows = pd.concat([new, self.rows], ignore_index=True).head(EVENT_ROWS * 4) if len(self.rows) else new.reset_index(drop=True)
+        self._send()
+
+    def _send(self) -> None:
+        shown = self.rows[self.rows["kind"].isin(self.kinds.value)].head(EVENT_ROWS)
+        cells = {c: shown[c].astype(object).where(shown[c].notna(), "").astype(str).map(html.escape).to_numpy()
+                 for c in EVENT_COLUMNS[1:]}
+        times = shown["time"].to_numpy(dtype=float)
+        body = "".join(
+            f"<tr class='{cells['kind'][i]}'><td>{times[i]:.1f}</td>" + "".join(f"<td>{cells[c][i]}</td>" for c in EVENT_COLUMNS[1:]) + "</tr>"
+            for i in range(len(shown))
+        )
+        head = "".join(f"<th>{c}</th>" for c in EVENT_COLUMNS)
+        self.table.object = f"<div class='event-log'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 class PlacementHeatmap:
@@ -295,12 +314,13 @@ class PlacementHeatmap:
         if n <= 24:
             ticks = list(np.arange(n) + 0.5)
             overrides = {float(t): lbl for t, lbl in zip(ticks, labels, strict=True)}
-        else:  # too many to name: label each group's first node
-            group_keys = keys[:-1]
-            groups = ordered[group_keys].astype(str).agg(" / ".join, axis=1).to_numpy() if group_keys else np.array([""] * n)
-            starts = [i for i in range(n) if i == 0 or groups[i] != groups[i - 1]]
-            ticks = [i + 0.5 for i in starts]
-            overrides = {float(i + 0.5): groups[i] for i in starts}
+        else:  # too many to name: label the middle of each region's block
+            groups = ordered[keys[0]].astype(str).to_numpy()
+            starts = [i for i in range(n) if i == 0 or groups[i] != groups[i - 1]] + [n]
+            ticks = [(a + b) / 2 for a, b in zip(starts[:-1], starts[1:], strict=True)]
+            overrides = {float(t): groups[a] for t, a in zip(ticks, starts[:-1], strict=True)}
+            if len(ticks) > 40:
+                ticks, overrides = [], {}
         self.fig.yaxis.ticker = FixedTicker(ticks=ticks)
         self.fig.yaxis.major_label_overrides = overrides
         self.fig.yaxis.major_label_text_font_size = "8pt"
@@ -337,7 +357,7 @@ class ScoreHeatmap:
     MAX_NODES = 16
 
     def __init__(self):
-        self.source = ColumnDataSource({"priority": [], "node": [], "weighted": [], "label": []}, name="score-cells")
+        self.source = ColumnDataSource({"priority": [], "node": [], "weighted": [], "label": [], "ink": []}, name="score-cells")
         self.winner_source = ColumnDataSource({"priority": [], "node": []}, name="score-winner")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
         self.fig = figure(title="Scores of the latest placement", height=420, sizing_mode="stretch_width",
@@ -345,7 +365,7 @@ class ScoreHeatmap:
         self.fig.rect("priority", "node", 1, 1, source=self.source, fill_color={"field": "weighted", "transform": self.mapper},
                       line_color="white")
         self.fig.text("priority", "node", text="label", source=self.source, text_align="center", text_baseline="middle",
-                      text_font_size="8pt", text_color="#222222", background_fill_color="white", background_fill_alpha=0.55)
+                      text_font_size="8pt", text_color="ink")
         self.fig.rect("priority", "node", 1, 1, source=self.winner_source, fill_alpha=0, line_color="#ff2d2d", line_width=3)
         self.fig.add_layout(ColorBar(color_mapper=self.mapper, width=8), "right")
         self.fig.xaxis.major_label_orientation = 0.6
@@ -358,7 +378,7 @@ class ScoreHeatmap:
 
     def clear(self) -> None:
         self.dirty = True
-        self.source.data = {"priority": [], "node": [], "weighted": [], "label": []}
+        self.source.data = {"priority": [], "node": [], "weighted": [], "label": [], "ink": []}
         self.winner_source.data = {"priority": [], "node": []}
 
     def update(self, placement: Any, now: float | None = None) -> None:
@@ -392,6 +412,7 @@ class ScoreHeatmap:
             "node": np.array([names[str(n)] for n in cells["node"]]),
             "weighted": w,
             "label": np.array([f"{v:.2f}" for v in w]),
+            "ink": np.where(w > (self.mapper.low + self.mapper.high) / 2, "#111111", "#ffffff"),
         }
         self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
         when = f" (seen at t={now:.0f} s)" if now is not None else ""

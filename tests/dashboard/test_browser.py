@@ -77,7 +77,7 @@ def test_page_loads_offline_without_console_errors_and_every_plot_has_data(serve
     assert not served.console_errors(), served.console_errors()
     hosts = {urlparse(u).hostname for u in served.requests if not u.startswith(("data:", "blob:"))}
     assert hosts <= {"127.0.0.1", "localhost"}, f"requests left the machine: {hosts}"
-    events = page.locator(".tabulator-row")
+    events = page.locator(".event-log tbody tr")
     expect(events.first).to_be_attached(timeout=10000)
     page.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
     page.locator(".bk-tab", has_text="Placement").click()

@@ -135,7 +135,8 @@ def test_dashboard_streams_into_bounded_sources():
     assert 0 < n <= views.WINDOW
     assert d.session.sim.sample_count > views.WINDOW  # the window rolled over
     assert np.all(np.diff(src.data["time"]) > 0)
-    assert len(d.events.table.value) <= views.EVENT_ROWS
+    d.events.flush()
+    assert 0 < d.events.table.object.count("<tr class=") <= views.EVENT_ROWS
 
 
 def test_placement_views_degrade_without_a_cluster(plain):
@@ -175,3 +176,17 @@ def test_score_heatmap_follows_a_weight_change(clustered):
         if lt and all(v == 0 for v in lt):
             break
     assert lt and all(v == 0 for v in lt)
+
+
+def test_policy_parameter_cards_show_only_for_the_chosen_policy():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    ctl = d.controls
+    if ctl._chooser is None:
+        pytest.skip("the engine has no policy selector")
+    key, name, named = ctl._chooser
+    choice = sorted(named)[0]
+    ctl.sections[key].copy.param.update(**{name: choice})
+    assert getattr(d.session.sim.sections[key], name) == choice
+    assert all(ctl.cards[k].visible == (k == choice) for k in named if k in ctl.cards)
