@@ -34,7 +34,10 @@ def venv_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     env = {
         "JUPYTER_PATH": os.pathsep.join([str(data), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep),
         "JUPYTER_PLATFORM_DIRS": "1",
-        "BOKEH_RESOURCES": "inline",  # no CDN links: the machine is offline
+        # the machine is offline: bokeh and panel inline their JS/CSS rather than link a CDN; plain Jupyter comms
+        "BOKEH_RESOURCES": "inline",
+        "PANEL_INLINE": "true",
+        "PANEL_COMMS": "default",
         "PYTHONPATH": os.pathsep.join([str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
