@@ -254,7 +254,9 @@ def _require(df: pd.DataFrame, path: Path, columns: Sequence[str], fmt: str) -> 
     for c in columns:
         if c not in df.columns:
             raise TraceError(
-                path, f"column {c!r}", f"missing; the {fmt} format needs columns {', '.join(repr(x) for x in columns)} (found {_listing(df.columns)})"
+                path,
+                f"column {c!r}",
+                f"missing; the {fmt} format needs columns {', '.join(repr(x) for x in columns)} (found {_listing(df.columns)})",
             )
 
 
@@ -292,7 +294,9 @@ def _numeric(
         i = int(np.argmax(values < minimum))
         kind = "negative" if minimum == 0 else f"below {minimum:g}"
         line = (rows[i] if rows is not None else i) + 2
-        raise TraceError(path, f"line {line}, column {col!r}", f"{values[i]:g} is {kind}; allowed: {_allowed(integer, minimum)}", field_name)
+        raise TraceError(
+            path, f"line {line}, column {col!r}", f"{values[i]:g} is {kind}; allowed: {_allowed(integer, minimum)}", field_name
+        )
     return values.astype(np.int64) if integer else values
 
 
@@ -301,11 +305,11 @@ def _allowed(integer: bool, minimum: float | None) -> str:
     return f"{kind} >= {minimum:g}" if minimum is not None else kind
 
 
-def _sorted(values: np.ndarray, path: Path, column: str, notes: list[str]) -> np.ndarray:
-    """Stable sort order of ``values``; records a note when the file was not in order."""
+def _sorted(values: np.ndarray, path: Path, column: str, notes: list[str], rows: np.ndarray) -> np.ndarray:
+    """Stable sort order of ``values`` (from data rows ``rows``); records a note when they were not in order."""
     if len(values) > 1 and (np.diff(values) < 0).any():
         first = int(np.argmax(np.diff(values) < 0)) + 1
-        note = f"{path}: {column} not in increasing order (first at line {first + 2}); sorted"
+        note = f"{path}: {column} not in increasing order (first at line {int(rows[first]) + 2}); sorted"
         notes.append(note)
         log.info(note)
         return np.argsort(values, kind="stable")
@@ -330,7 +334,9 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     _require(df, path, ["HashFunction"], "azure2019 invocations")
     minute_cols = sorted((c for c in df.columns if c.isdigit()), key=int)
     if not minute_cols:
-        raise TraceError(path, "columns '1'..'1440'", f"missing; the azure2019 format has one count column per minute (found {_listing(df.columns)})")
+        raise TraceError(
+            path, "columns '1'..'1440'", f"missing; the azure2019 format has one count column per minute (found {_listing(df.columns)})"
+        )
     expected = [str(i) for i in range(1, len(minute_cols) + 1)]
     if minute_cols != expected:
         gap = next(e for e, c in zip(expected, minute_cols, strict=True) if e != c)
@@ -361,7 +367,9 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     )
 
 
-def _select_rows(keys: np.ndarray, spec: str, path: Path, column: str, second: np.ndarray | None = None, second_column: str = "") -> np.ndarray:
+def _select_rows(
+    keys: np.ndarray, spec: str, path: Path, column: str, second: np.ndarray | None = None, second_column: str = ""
+) -> np.ndarray:
     """Row indices selected by ``spec`` (see the module doc); raises naming ``trace_function``."""
     items = _selectors(spec)
     if not items:
@@ -384,7 +392,10 @@ def _select_rows(keys: np.ndarray, spec: str, path: Path, column: str, second: n
         if not hit.any():
             where = f"{column!r}" + (f" or {second_column!r}" if second is not None else "")
             raise TraceError(
-                path, f"trace_function {item!r}", f"matches no {where}; allowed: '' (all), a prefix of {where}, or #0..#{len(keys) - 1}", FIELD_FUNCTION
+                path,
+                f"trace_function {item!r}",
+                f"matches no {where}; allowed: '' (all), a prefix of {where}, or #0..#{len(keys) - 1}",
+                FIELD_FUNCTION,
             )
         chosen |= hit
     return np.flatnonzero(chosen)
@@ -417,11 +428,16 @@ def read_azure2019_durations(path: str | Path, functions: Sequence[str], weights
     for f in functions:
         if f.lower() not in first:
             raise TraceError(
-                path, "column 'HashFunction'", f"no row for function {f!r}; allowed: a durations file listing every replayed function", "workload.trace_service"
+                path,
+                "column 'HashFunction'",
+                f"no row for function {f!r}; allowed: a durations file listing every replayed function",
+                "workload.trace_service",
             )
         rows.append(first[f.lower()])
     sub = df.iloc[rows].reset_index(drop=True)
-    table = np.column_stack([_numeric(sub, c, path, "a duration in ms", rows=rows, field_name="workload.trace_service") for c in cols]) / 1000.0
+    table = (
+        np.column_stack([_numeric(sub, c, path, "a duration in ms", rows=rows, field_name="workload.trace_service") for c in cols]) / 1000.0
+    )
     notes = []
     if (np.diff(table, axis=1) < 0).any():
         note = f"{path}: percentiles decrease along a row; sorted"
@@ -460,7 +476,7 @@ def read_azure2021(path: str | Path, function: str = "") -> Invocations:
     rows = _select_rows(func, function, path, "func", second=app, second_column="app")
     start = end[rows] - dur[rows]
     notes: list[str] = []
-    order = _sorted(start, path, "end_timestamp - duration", notes)
+    order = _sorted(start, path, "end_timestamp - duration", notes, rows)
     rows = rows[order]
     return Invocations(
         path=str(path),
@@ -483,16 +499,20 @@ def read_openb_pods(path: str | Path, qos: str = "") -> PodArrivals:
     items = _selectors(qos)
     if items:
         if "qos" not in df.columns:
-            raise TraceError(path, "column 'qos'", "missing; trace_function selects pods by qos class; allowed: '' (all pods)", FIELD_FUNCTION)
+            raise TraceError(
+                path, "column 'qos'", "missing; trace_function selects pods by qos class; allowed: '' (all pods)", FIELD_FUNCTION
+            )
         known = sorted(set(classes.tolist()))
         for item in items:
             if item not in known:
-                raise TraceError(path, f"trace_function {item!r}", f"no pod of this qos class; allowed: '' (all) or {', '.join(known)}", FIELD_FUNCTION)
+                raise TraceError(
+                    path, f"trace_function {item!r}", f"no pod of this qos class; allowed: '' (all) or {', '.join(known)}", FIELD_FUNCTION
+                )
         rows = np.flatnonzero(np.isin(classes, items))
     else:
         rows = np.arange(len(df))
     notes: list[str] = []
-    order = rows[_sorted(created[rows], path, "creation_time", notes)]
+    order = rows[_sorted(created[rows], path, "creation_time", notes, rows)]
     return PodArrivals(
         path=str(path), name=_frozen(names[order]), qos=_frozen(classes[order]), creation_time=_frozen(created[order]), notes=tuple(notes)
     )
@@ -546,7 +566,9 @@ def _build_trace(path: Path, fmt: str, function: str) -> Trace:
         inv = _cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
         counts = inv.counts
         if counts.sum() == 0:
-            raise TraceError(path, where, "empty trace: no invocations in the selected rows; allowed: a selection with at least one invocation")
+            raise TraceError(
+                path, where, "empty trace: no invocations in the selected rows; allowed: a selection with at least one invocation"
+            )
         return Trace(str(path), fmt, function, span=inv.minutes * MINUTE, counts=_frozen(counts), bin_seconds=MINUTE, notes=inv.notes)
     if fmt == "azure2021":
         inv = _cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
@@ -565,7 +587,9 @@ def _build_trace(path: Path, fmt: str, function: str) -> Trace:
 def load_durations(file: str | Path, fmt: str, function: str = "") -> Durations:
     """The service-time distribution of a trace (azure2019: percentile tables; azure2021: empirical)."""
     if fmt == "openb":
-        raise ParamError("workload.trace_service", "the openb pod list has no service durations; allowed: trace_format azure2019 or azure2021")
+        raise ParamError(
+            "workload.trace_service", "the openb pod list has no service durations; allowed: trace_format azure2019 or azure2021"
+        )
     if fmt not in TRACE_FORMATS:
         raise ParamError("workload.trace_format", f"{fmt!r} is not allowed; allowed: one of {', '.join(repr(f) for f in TRACE_FORMATS)}")
     path = resolve_trace_path(file)
@@ -573,7 +597,9 @@ def load_durations(file: str | Path, fmt: str, function: str = "") -> Durations:
         inv = _cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
         if inv.total == 0:
             raise TraceError(path, "", "empty trace: no invocations in the selection; allowed: at least one")
-        return _cached("durations2021", path, (function,), lambda: EmpiricalDurations(str(path), _frozen(np.maximum(inv.duration, MIN_SERVICE))))
+        return _cached(
+            "durations2021", path, (function,), lambda: EmpiricalDurations(str(path), _frozen(np.maximum(inv.duration, MIN_SERVICE)))
+        )
     inv = _cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
     dpath = azure2019_durations_path(path)
 
@@ -585,7 +611,9 @@ def load_durations(file: str | Path, fmt: str, function: str = "") -> Durations:
             uniq[h] = uniq.get(h, 0.0) + w
         weights = list(uniq.values())
         if sum(weights) <= 0:
-            raise TraceError(path, "", "empty trace: no invocations in the selected rows; allowed: a selection with at least one invocation")
+            raise TraceError(
+                path, "", "empty trace: no invocations in the selected rows; allowed: a selection with at least one invocation"
+            )
         return read_azure2019_durations(dpath, list(uniq), weights)
 
     return _cached("durations2019", dpath, (str(path), function), build)

@@ -16,9 +16,9 @@ within their minute with seeded draws from the arrivals stream: a minute that sp
 is split between them by binomial draws on what is left of it, so each minute gets exactly its count
 and nothing depends on how ``advance`` is chunked. ``rate`` multiplies the trace's intensity (1
 replays it as recorded; 0.5 keeps each arrival with probability 1/2; 2.5 doubles it and adds each
-arrival once more with probability 1/2). Past its end a trace stops, or starts over with
-``trace_loop``. With ``trace_service`` the service times are drawn from the trace's durations
-instead (:class:`ServiceTimes`).
+arrival once more with probability 1/2; a minute already begun keeps the multiple it started with).
+Past its end a trace stops, or starts over with ``trace_loop``. With ``trace_service`` the service
+times are drawn from the trace's durations instead (:class:`ServiceTimes`).
 """
 
 from __future__ import annotations
