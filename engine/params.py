@@ -221,7 +221,7 @@ class WorkloadParams(Section):
     )
     trace_function = param.String(
         "",
-        doc="Trace pattern: part of the trace to replay, '' for all; azure2019 a HashFunction prefix or #row, azure2021 a func or app prefix, openb a qos class; commas sum several.",
+        doc="Trace pattern: part of the trace to replay, '' for all; azure2019 a HashFunction prefix or row3 / '#3', azure2021 a func or app prefix, openb a qos class; commas sum several.",
     )
     trace_speedup = param.Number(
         1.0, bounds=(0.001, 1000000.0), step=1.0, doc="Trace pattern: trace seconds replayed per simulated second (12 plays a day in 2 hours)."

@@ -13,9 +13,10 @@ pickle, no code from the file):
 * ``openb``: Alibaba openb pod list; a pod arrives at ``creation_time`` (seconds). No durations.
 
 ``workload.trace_function`` selects part of a trace ('' is all of it; several selectors separated by
-commas are summed): for ``azure2019`` a ``HashFunction`` prefix or ``#i`` (the i-th function row,
-from 0); for ``azure2021`` a prefix of ``func`` or of ``app``; for ``openb`` a ``qos`` class (``LS``,
-``BE``, ...).
+commas are summed): for ``azure2019`` a ``HashFunction`` prefix or ``#i`` / ``rowi`` (the i-th
+function row, from 0; quote ``"#3"`` in YAML, where an unquoted ``#`` starts a comment); for
+``azure2021`` a prefix of ``func`` or of ``app`` (or a row); for ``openb`` a ``qos`` class (``LS``,
+``BE``, ...). Hash prefixes that look like numbers must be quoted in YAML too.
 
 Every importer returns a small frozen structure of read-only numpy arrays. Bad input raises
 :class:`TraceError` (a :class:`~engine.params.ParamError`, so scenario loading and ``set_params``
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +55,7 @@ AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
 FIELD_FILE = "workload.trace_file"
 FIELD_FUNCTION = "workload.trace_function"
 _CACHE_SIZE = 16
+_ROW = re.compile(r"^(?:#|row)\s*(\d+)$", re.IGNORECASE)  # '#3' or 'row3' (YAML reads an unquoted #3 as a comment)
 
 
 class TraceError(ParamError):
@@ -376,13 +379,16 @@ def _select_rows(
         return np.arange(len(keys))
     chosen = np.zeros(len(keys), dtype=bool)
     for item in items:
-        if item.startswith("#"):
-            try:
-                i = int(item[1:])
-            except ValueError:
-                i = -1
+        if item.startswith("#") or item.lower().startswith("row"):
+            m = _ROW.match(item)
+            i = int(m.group(1)) if m else -1
             if not 0 <= i < len(keys):
-                raise TraceError(path, f"trace_function {item!r}", f"no such row; allowed: #0..#{len(keys) - 1}", FIELD_FUNCTION)
+                raise TraceError(
+                    path,
+                    f"trace_function {item!r}",
+                    f"no such row; allowed: #0..#{len(keys) - 1} (or row0..row{len(keys) - 1})",
+                    FIELD_FUNCTION,
+                )
             chosen[i] = True
             continue
         prefix = item.lower()

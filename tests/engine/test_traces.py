@@ -58,6 +58,7 @@ def test_azure2019_counts_match_the_csv():
     assert one.rows == (3,) and one.total == int(df.loc[3, MINUTES].sum()) == 575863
     by_index = traces.read_azure2019_invocations(A19, "#3")
     np.testing.assert_array_equal(by_index.counts, one.counts)
+    assert traces.read_azure2019_invocations(A19, "row3").rows == (3,)  # the YAML-friendly spelling
     pair = traces.read_azure2019_invocations(A19, f"#8, {F3.upper()}")  # commas sum; prefixes ignore case
     assert pair.rows == (3, 8)
     np.testing.assert_array_equal(pair.counts, df.loc[[3, 8], MINUTES].sum(axis=0).to_numpy())
@@ -411,3 +412,16 @@ def test_apply_checked_switches_a_running_simulation_to_a_trace():
     sim.advance(300)
     assert sim.samples()["arrivals"].sum() > 0
     apply_checked(sim.sections, {"workload.trace_loop": True})
+
+
+def test_a_trace_session_replays_from_its_recording():
+    sim = Simulation(Scenario.from_dict({"run": {"duration": 900}, "workload": {"pattern": "poisson", "rate": 2.0}}))
+    sim.advance(200)
+    sim.set_params(
+        {"workload.pattern": "trace", "workload.trace_file": A19, "workload.trace_function": "row3", "workload.trace_speedup": 30.0}
+    )
+    sim.advance(400)
+    sim.set_params({"workload.trace_service": True, "workload.rate": 0.5})
+    sim.advance(600)
+    again = Simulation.replay(sim.recording())  # raises if the samples differ
+    pd.testing.assert_frame_equal(again.samples(), sim.samples())
