@@ -185,11 +185,13 @@ class Dashboard(pn.viewable.Viewer):
         reset.on_click(lambda e: s.reset())
         record = pn.widgets.FileDownload(callback=self._recording_file, filename="scalelab-recording.json",
                                          label="Download recording", color="light", sizing_mode="stretch_width")
+        self.replay = pn.widgets.FileInput(accept=".json", multiple=False, sizing_mode="stretch_width")
+        self.replay.param.watch(self._replay_uploaded, "value")
         self.run_card = pn.Card(
             pn.widgets.Select.from_param(s.param.scenario, sizing_mode="stretch_width"),
             pn.widgets.IntInput.from_param(s.param.seed, sizing_mode="stretch_width"),
             pn.widgets.FloatSlider.from_param(s.param.speed, step=1.0, throttled=True, sizing_mode="stretch_width"),
-            pn.Row(play, step, reset), record,
+            pn.Row(play, step, reset), record, pn.pane.Markdown("Replay a recording (JSON):", margin=(0, 10)), self.replay,
             title="Run", sizing_mode="stretch_width", margin=(4, 0),
         )
         self.outage = pn.widgets.FloatInput(value=30.0, start=1.0, end=3600.0, step=5.0, label="Heartbeat outage (s)", width=140)
@@ -233,6 +235,11 @@ class Dashboard(pn.viewable.Viewer):
         if self._callback is not None:
             return
         self._last_wall = time.perf_counter()
+        if pn.state.location is not None:  # shareable links: ?scenario=...&seed=...&speed=...
+            try:
+                pn.state.location.sync(self.session, {"scenario": "scenario", "seed": "seed", "speed": "speed"})
+            except ValueError as err:  # a link naming a scenario that is not here: keep the default
+                self.fault_alert.object, self.fault_alert.visible = f"Link not applied: {err}", True
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         try:
             pn.state.on_session_destroyed(lambda ctx: self.stop())
@@ -301,15 +308,30 @@ class Dashboard(pn.viewable.Viewer):
         self.placement.clear()
         self.scores.clear()
         if self.session.scenario != self._controls_scenario:
-            self._controls_scenario = self.session.scenario
-            self.controls = LiveControls(self.session)
-            self.controls_holder[:] = [self.controls.layout]
+            self._rebuild_controls()
         self.refresh()
+
+    def _rebuild_controls(self) -> None:
+        self._controls_scenario = self.session.scenario
+        self.controls = LiveControls(self.session)
+        self.controls_holder[:] = [self.controls.layout]
 
     def _fault(self, action: Any) -> None:
         error = action()
         self.fault_alert.object = error or ""
         self.fault_alert.visible = bool(error)
+
+    def _replay_uploaded(self, event: param.parameterized.Event) -> None:
+        if not event.new:
+            return
+        try:
+            self.session.load_recording(json.loads(event.new))
+        except (ValueError, KeyError, TypeError) as err:  # ScenarioError and ParamError are ValueErrors
+            self.fault_alert.object = f"Recording not loaded: {err}"
+            self.fault_alert.visible = True
+            return
+        self.fault_alert.visible = False
+        self._rebuild_controls()  # the recording's parameter values, whatever the scenario
 
     def _recording_file(self) -> io.StringIO:
         return io.StringIO(json.dumps(self.session.recording(), indent=1, default=str))

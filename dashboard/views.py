@@ -351,6 +351,11 @@ class PlacementHeatmap:
                             "dh": [float(img.shape[0])]}
 
 
+LATEST = "latest placement"
+#: Placements kept for the score heatmap's picker.
+HISTORY = 20
+
+
 class ScoreHeatmap:
     """Feasible nodes x priorities of one placement, weighted, the chosen node marked; infeasible nodes with reasons."""
 
@@ -371,24 +376,46 @@ class ScoreHeatmap:
         self.fig.xaxis.major_label_orientation = 0.6
         self.infeasible = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("No placement yet (or no cluster in this scenario).")
-        self.hold = pn.widgets.Checkbox(name="Hold this placement", value=False)
+        self.history: dict[str, tuple[pd.DataFrame, float | None]] = {}  # recent placements seen, by label
+        self.choice = pn.widgets.Select(label="Placement", options=[LATEST], value=LATEST, width=320)
+        self.choice.param.watch(self._chosen, "value")
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
-        self.layout = pn.Column(self.hold, self.note, self.plot, self.infeasible, sizing_mode="stretch_width")
+        self.layout = pn.Column(self.choice, self.note, self.plot, self.infeasible, sizing_mode="stretch_width")
         self.dirty = True  # a placement happened since the heatmap was drawn
+
+    @property
+    def hold(self) -> bool:
+        return self.choice.value != LATEST
+
+    def _chosen(self, event: Any) -> None:
+        if event.new in self.history:
+            self.show(*self.history[event.new])
+        elif event.new == LATEST:
+            self.dirty = True
 
     def clear(self) -> None:
         self.dirty = True
+        self.history = {}
+        self.choice.options = [LATEST]
+        self.choice.value = LATEST
         self.source.data = {"priority": [], "node": [], "weighted": [], "label": [], "ink": []}
         self.winner_source.data = {"priority": [], "node": []}
 
     def update(self, placement: Any, now: float | None = None) -> None:
-        if placement is None or self.hold.value or not self.dirty:
+        if placement is None or not self.dirty:
             return
         bd = placement.last_breakdown()
         if bd is None or len(bd) == 0:
             return
         self.dirty = False
-        self.show(bd, now)
+        winners = bd.loc[bd["winner"].astype(bool), "node"].unique()
+        label = f"t={now:.0f} s -> {winners[0] if len(winners) else 'pending'}"
+        self.history[label] = (bd, now)
+        while len(self.history) > HISTORY:
+            self.history.pop(next(iter(self.history)))
+        self.choice.options = [LATEST, *reversed(self.history)]
+        if not self.hold:
+            self.show(bd, now)
 
     def show(self, bd: pd.DataFrame, now: float | None = None) -> None:
         self.note.visible = False
@@ -416,7 +443,7 @@ class ScoreHeatmap:
         }
         self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
         when = f" (seen at t={now:.0f} s)" if now is not None else ""
-        self.fig.title.text = f"Scores of the latest placement: chosen {winner or 'none (pending)'}{when}"
+        self.fig.title.text = f"Scores of a placement: chosen {winner or 'none (pending)'}{when}"
         infeas = bd[~bd["feasible"].astype(bool) | (bd["reason"].astype(str) != "")].drop_duplicates("node")
         if len(infeas):
             lines = [f"| {n} | {r} |" for n, r in zip(infeas["node"][:15], infeas["reason"][:15], strict=True)]

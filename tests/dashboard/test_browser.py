@@ -63,7 +63,8 @@ def served(page):
         made.append(d)
         return d
 
-    messages, port = serve_component(page, app, check_unused_sessions=500, unused_session_lifetime=1000)
+    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500,
+                                     unused_session_lifetime_milliseconds=1000)
     page.wait_for_function(f"() => {{ const s = ({JS_SOURCE})('samples-live'); return s && s.data.time.length > 3; }}", timeout=20000)
     yield Served(page, made[0], messages, port, requests)
     for d in made:

@@ -190,3 +190,38 @@ def test_policy_parameter_cards_show_only_for_the_chosen_policy():
     ctl.sections[key].copy.param.update(**{name: choice})
     assert getattr(d.session.sim.sections[key], name) == choice
     assert all(ctl.cards[k].visible == (k == choice) for k in named if k in ctl.cards)
+
+
+def test_a_downloaded_recording_replays_into_a_live_session():
+    import json
+
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.apply({"autoscaler.MAX_WORKERS": 5})
+    d.session.speed = 600.0
+    for _ in range(3):
+        d.session.tick(0.5)
+        d.refresh()
+    d.session.inject("master_crash")
+    d.session.tick(0.5)
+    text = d._recording_file().getvalue()
+    other = Dashboard("default")
+    other.replay.value = text.encode()
+    assert not other.fault_alert.visible, other.fault_alert.object
+    assert other.session.sim.now == pytest.approx(d.session.sim.now)
+    assert other.session.sim.sections["autoscaler"].MAX_WORKERS == 5
+    assert other.controls.sections["autoscaler"].copy.MAX_WORKERS == 5
+    assert json.loads(text)["seed"] == other.session.sim.seed
+    other.session.tick(0.1)
+    other.refresh()
+    assert len(other.views.sources["live"].data["time"]) == other.session.sim.sample_count
+
+
+def test_the_dashboard_renders_as_one_object_for_notebooks():
+    import panel as pn
+
+    from dashboard.ui import Dashboard
+
+    model = pn.panel(Dashboard("default")).get_root()
+    assert model is not None

@@ -26,5 +26,5 @@ def test_panel_serve_app_loads_in_browser(page):
             " const s = d.get_model_by_name('samples-live'); return s && s.data.time.length > 3; }",
             timeout=30000,
         )
-        assert page.locator(".bk-Card", has_text="Autoscaler").count() >= 1
+        assert page.locator(".ctl-live-autoscaler-MAX_WORKERS").count() == 1
         assert not errors, errors
