@@ -34,9 +34,9 @@ def venv_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     env = {
         "JUPYTER_PATH": os.pathsep.join([str(data), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep),
         "JUPYTER_PLATFORM_DIRS": "1",
-        # the machine is offline: bokeh and panel inline their JS/CSS rather than link a CDN; plain Jupyter comms
+        # the machine is offline: bokeh inlines its JS rather than link a CDN; plain Jupyter comms. Not
+        # PANEL_INLINE: panel then patches every model's stylesheets one by one and the dashboard takes 35 s to display
         "BOKEH_RESOURCES": "inline",
-        "PANEL_INLINE": "true",
         "PANEL_COMMS": "default",
         "PYTHONPATH": os.pathsep.join([str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
