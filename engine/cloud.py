@@ -163,7 +163,7 @@ class World:
             vm_type=vm.type.value,
             command="BIND",
             rule="",
-            detail=f"node={placed.node} feasible={placed.feasible} score={placed.score:g} pull={wait - placed.schedule_seconds:.1f}s",
+            detail=f"node={placed.node} feasible={placed.feasible} score={placed.score:g} pull={max(0.0, wait - placed.schedule_seconds):.1f}s",
         )
         self._boot(vm, wait)
 

@@ -3,7 +3,7 @@
 Kept as columns of plain lists (cheap appends) and handed out as pandas DataFrames with stable
 column names. Memory grows with simulated time (one row per sample interval, events per command),
 never with the number of jobs unless the per-job log is on: whole-run wait percentiles come from a
-fixed log-spaced histogram (1 % resolution).
+fixed log-spaced histogram (0.1 % resolution).
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ DECISION_COLUMNS = [
 
 JOB_COLUMNS = ["job", "arrival", "start", "end", "worker", "aborted"]
 
-# log-spaced wait histogram: bin 0 holds waits below 1 ms, then 1 % wide bins up to ~1e7 s
+# log-spaced wait histogram: bin 0 holds waits below 1 ms, then 0.1 % wide bins up to ~1e7 s
+# (23,000 bins, 180 kB; coarser bins made different settings report identical percentiles)
 _HIST_MIN = 1e-3
-_HIST_STEP = np.log(1.01)
+_HIST_STEP = np.log(1.001)
 _HIST_BINS = int(np.log(1e10) / _HIST_STEP) + 2
 
 

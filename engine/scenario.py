@@ -84,6 +84,8 @@ class Scenario:
                 SECTION_CLASSES[key](**values[key]).check()
             except ParamError as e:
                 raise ScenarioError(f"{origin}: {e}") from None
+        if "scheduler" in values and "cluster" not in values:
+            raise ScenarioError(f"{origin}: scheduler: needs a cluster section to schedule on; allowed: add 'cluster:' (e.g. {{topology: cloud_regions}})")
         name = data.get("name") or (source.stem if source else "unnamed")
         return cls(name=str(name), description=str(data.get("description", "")), values=values, source=source)
 

@@ -35,7 +35,11 @@ Rule ids (``Command.rule``), see :data:`RULES`:
   ``"master_vanished"`` when the master left the cloud's list without a DELETE),
   ``master_recovered_resume`` (RESUME), ``initial_worker`` (CREATE);
 * scaling: ``no_worker_create``, ``scale_in_shutdown`` (SHUTDOWN), ``scale_out_resume`` (RESUME),
-  ``scale_out_create`` (CREATE), whichever policy decided (``Decision.policy`` says which).
+  ``scale_out_create`` (CREATE), whichever policy decided (``Decision.policy`` says which);
+* ``cap_shutdown`` (SHUTDOWN): an extension of the seed. The original only stops growth at
+  MAX_WORKERS; when MAX_WORKERS is lowered live (or master recovery resumes more workers than it now
+  allows) the workers in service beyond it are drained from the end of the active list, and resumes
+  never go past it. With MAX_WORKERS left alone neither can happen, so the seed's behaviour is kept.
 
 Order of sending within a round: every CREATE first (in the master-crash round the new master's),
 then the per-VM commands in the cloud's VM order (a scale-out's RESUMEs included), and in the
@@ -107,6 +111,7 @@ RULES: tuple[str, ...] = (
     "scale_in_shutdown",
     "scale_out_resume",
     "scale_out_create",
+    "cap_shutdown",
 )
 
 ACTIONS: tuple[str, ...] = ("waiting_for_master", "master_recovery", "master_recovered", "scale_out", "scale_in", "hold", "not_measured")
@@ -348,6 +353,7 @@ class QueueDrainAutoscaler:
         obs, suspended, resumable = self._observe(now, table)
         verdict = self.policy.decide(obs)
         self._apply(verdict, obs, table, resumable, now)
+        self._enforce_cap(obs, table)
         for command in table.values():
             if command is not None:
                 self._send(command, now)
@@ -447,12 +453,21 @@ class QueueDrainAutoscaler:
             for vm_id in pool[len(pool) - remove :]:
                 table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "scale_in_shutdown")
         elif change > 0:
-            resumes = min(change, len(resumable))
+            resumes = min(change, len(resumable), max(0, obs.max_workers - obs.replicas))
             for vm_id in resumable[:resumes]:
                 table[vm_id] = Command(CommandKind.RESUME, vm_id, "scale_out_resume")
             to_create = change - resumes
             while to_create > 0 and self._create(VMType.WORKER, now, "scale_out_create") is not None:
                 to_create -= 1
+
+    def _enforce_cap(self, obs: ScalingObservation, table: dict[int, Command | None]) -> None:
+        """Drain the workers in service beyond MAX_WORKERS (``cap_shutdown``; see the module docstring)."""
+        leaving = {vm_id for vm_id, c in table.items() if c is not None and c.kind in (CommandKind.SHUTDOWN, CommandKind.DELETE)}
+        serving = [vm_id for vm_id in obs.serving if vm_id not in leaving]
+        excess = len(serving) + obs.pending - obs.max_workers
+        if excess > 0:
+            for vm_id in serving[max(0, len(serving) - excess) :]:
+                table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "cap_shutdown")
 
     # ---- per-VM next command ------------------------------------------------------------------
 

@@ -103,3 +103,15 @@ def test_tiny_coefficients_of_variation_are_taken_as_fixed():
     service = ServiceTimes(wp, np.random.default_rng(0))
     assert [service.next() for _ in range(3)] == [2.0, 2.0, 2.0]
     assert gamma_delay(np.random.default_rng(0), 5.0, 1e-300) == 5.0
+
+
+def test_whole_run_wait_percentiles_are_within_a_tenth_of_a_percent():
+    from engine.recorder import WaitHistogram
+
+    waits = np.random.default_rng(3).exponential(20.0, 50_000)
+    h = WaitHistogram()
+    h.add(waits[:20_000])
+    h.add(waits[20_000:])
+    for q in (50, 95, 99):
+        exact = np.percentile(waits, q, method="inverted_cdf")
+        assert abs(h.percentile(q) / exact - 1) < 0.0011

@@ -63,3 +63,8 @@ def test_unknown_scenario_name_lists_the_known_ones():
 def test_defaults_fill_unnamed_sections():
     sections = Scenario.from_dict({"workload": {"rate": 2}}).build_sections()
     assert sections["workload"].rate == 2.0 and sections["autoscaler"].MAX_WORKERS == 20
+
+
+def test_scheduler_without_cluster_is_refused(tmp_path):
+    with pytest.raises(ScenarioError, match="scheduler: needs a cluster section"):
+        load_scenario(_write(tmp_path, "scheduler: {mode: kube}"))
