@@ -422,7 +422,7 @@ class ScoreHeatmap:
         feas = bd[bd["feasible"].astype(bool) & bd["total"].notna()]
         totals = feas.groupby("node", sort=False)["total"].first().sort_values(ascending=False)
         winners = bd.loc[bd["winner"].astype(bool), "node"].unique()
-        winner = str(winners[0]) if len(winners) else None
+        winner = str(winners[0]) if len(winners) and str(winners[0]) in set(totals.index.astype(str)) else None
         nodes = [str(n) for n in totals.index[: self.MAX_NODES]]
         if winner and winner not in nodes:
             nodes = [winner] + nodes[:-1]
