@@ -225,3 +225,15 @@ def test_the_dashboard_renders_as_one_object_for_notebooks():
 
     model = pn.panel(Dashboard("default")).get_root()
     assert model is not None
+
+
+def test_compare_can_pit_two_policies_against_each_other():
+    from engine.params import SECTION_CLASSES
+
+    if "policy" not in SECTION_CLASSES or "hpa" not in SECTION_CLASSES["policy"].param["kind"].objects:
+        pytest.skip("the engine has no HPA policy")
+    pair = ComparePair("default", None, b_overrides={"policy.kind": "hpa"})
+    for _ in range(5):
+        pair.tick(0.5)
+    assert pair.b.sim.sections["policy"].kind == "hpa" and pair.a.sim.sections["policy"].kind != "hpa"
+    assert pair.a.sim.now == pair.b.sim.now > 0

@@ -14,7 +14,10 @@ pytestmark = pytest.mark.browser
 
 
 def test_panel_serve_app_loads_in_browser(page):
-    with run_panel_serve(["dashboard/app.py", "--port", "0", "--address", "127.0.0.1"], cwd=ROOT) as proc:
+    # the flags of `make serve` (closed tabs are cleaned up within a minute), on a free port
+    args = ["dashboard/app.py", "--port", "0", "--address", "127.0.0.1", "--check-unused-sessions", "10000",
+            "--unused-session-lifetime", "30000"]
+    with run_panel_serve(args, cwd=ROOT) as proc:
         port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
