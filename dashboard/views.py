@@ -289,7 +289,13 @@ class PlacementHeatmap:
         self.fig.toolbar.logo = None
         self.fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.source, color_mapper=self.mapper)
         self.fig.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(), width=8), "right")
-        self.fig.add_tools(HoverTool(tooltips=[("value", "@image")]))
+        # invisible rows over the image name the node under the mouse; lines separate the regions
+        self.rows = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "node": []}, name="placement-rows")
+        rows = self.fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.rows, fill_alpha=0, line_alpha=0,
+                             hover_fill_alpha=0.15, hover_fill_color="white")
+        self.fig.add_tools(HoverTool(renderers=[rows], tooltips=[("node", "@node")]))
+        self.separators = ColumnDataSource({"x0": [], "x1": [], "y": []}, name="placement-regions")
+        self.fig.segment(x0="x0", x1="x1", y0="y", y1="y", source=self.separators, line_color="white", line_width=1.5)
         self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.",
                                      visible=False)
         self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
@@ -311,6 +317,9 @@ class PlacementHeatmap:
         n = len(ordered)
         self.grid = np.full((n, HEATMAP_COLUMNS), np.nan, dtype=np.float32)
         labels = [" / ".join(str(ordered.iloc[i][k]) for k in keys) for i in range(n)]
+        self._labels = np.array(labels, dtype=object)
+        regions = ordered[keys[0]].astype(str).to_numpy()
+        self._region_edges = np.array([i for i in range(1, n) if regions[i] != regions[i - 1]], dtype=float)
         if n <= 24:
             ticks = list(np.arange(n) + 0.5)
             overrides = {float(t): lbl for t, lbl in zip(ticks, labels, strict=True)}
@@ -347,8 +356,13 @@ class PlacementHeatmap:
         step = float(np.median(np.diff(t))) if self.filled > 1 else 1.0
         hi = float(np.nanmax(img)) if np.isfinite(img).any() else 1.0
         self.mapper.high = max(hi, 1.0 if self.metric.value == "replicas" else 1e-6)
-        self.source.data = {"image": [img], "x": [float(t[0])], "y": [0.0], "dw": [float(t[-1] - t[0] + step)],
-                            "dh": [float(img.shape[0])]}
+        x0, x1 = float(t[0]), float(t[-1] + step)
+        self.source.data = {"image": [img], "x": [x0], "y": [0.0], "dw": [x1 - x0], "dh": [float(img.shape[0])]}
+        n = img.shape[0]
+        self.rows.data = {"left": np.full(n, x0), "right": np.full(n, x1), "bottom": np.arange(n, dtype=float),
+                          "top": np.arange(n, dtype=float) + 1, "node": self._labels}
+        e = self._region_edges
+        self.separators.data = {"x0": np.full(len(e), x0), "x1": np.full(len(e), x1), "y": e}
 
 
 LATEST = "latest placement"
@@ -443,6 +457,8 @@ class ScoreHeatmap:
         }
         self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
         when = f" (seen at t={now:.0f} s)" if now is not None else ""
+        if len(totals) > len(nodes):
+            when += f"; best {len(nodes)} of {len(totals)} scored nodes"
         self.fig.title.text = f"Scores of a placement: chosen {winner or 'none (pending)'}{when}"
         infeas = bd[~bd["feasible"].astype(bool) | (bd["reason"].astype(str) != "")].drop_duplicates("node")
         if len(infeas):
