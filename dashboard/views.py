@@ -258,7 +258,7 @@ class EventLog:
     def flush(self) -> None:
         if not self._pending:
             return
-        new = pd.concat(self._pending[::-1], ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+        new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
         self._pending = []
         new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(EVENT_ROWS * 4)
         self.rows = pd.concat([new, self.rows], ignore_index=True).head(EVENT_ROWS * 4) if len(self.rows) else new.reset_index(drop=True)

@@ -237,3 +237,21 @@ def test_compare_can_pit_two_policies_against_each_other():
         pair.tick(0.5)
     assert pair.b.sim.sections["policy"].kind == "hpa" and pair.a.sim.sections["policy"].kind != "hpa"
     assert pair.a.sim.now == pair.b.sim.now > 0
+
+
+def test_event_log_shows_newest_first_across_batches():
+    from dashboard.views import EventLog
+    from engine.simulation import Simulation
+
+    sim = Simulation("default")
+    log = EventLog()
+    seen = 0
+    for t in (100, 200, 300):  # three batches flushed at once, as between two table updates
+        sim.advance(t)
+        log.push(sim.events(seen))
+        seen = sim.event_count
+    log.flush()
+    times = log.rows["time"].tolist()
+    assert len(times) > 10
+    assert times == sorted(times, reverse=True)
+    assert times[0] == sim.events()["time"].max()
