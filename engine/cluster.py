@@ -422,7 +422,7 @@ IMAGE_CATALOGUE: dict[str, dict[str, int]] = {
     "scalelab/analytics:1.0": {"amd64": 820 * MiB},
 }
 
-TOPOLOGIES = ["cloud_regions", "urban_sensing", "openb"]
+TOPOLOGIES = ["cloud_regions", "urban_sensing", "openb", "kube_nodes"]
 
 
 class ClusterParams(Section):
@@ -430,9 +430,9 @@ class ClusterParams(Section):
 
     _key = "cluster"
 
-    topology = param.Selector(default="urban_sensing", objects=TOPOLOGIES, doc="Cluster layout: synthesized cloud regions, an urban-sensing edge layout, or the Alibaba openb nodes.")
+    topology = param.Selector(default="urban_sensing", objects=TOPOLOGIES, doc="Cluster layout: synthesized cloud regions, an urban-sensing edge layout, the Alibaba openb nodes, or a kubectl get nodes -o json dump (kube_nodes_file).")
     seed_offset = param.Integer(0, bounds=(0, 2**31 - 1), doc="Added to the run seed for the cluster only: another cluster, same run.")
-    storage_nodes = param.Boolean(True, doc="Add storage nodes (one per region or cloudlet site) holding data buckets.")
+    storage_nodes = param.Boolean(True, doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one) holding data buckets.")
     nodes = param.Integer(100, bounds=(1, 50000), doc="cloud_regions: total nodes, split evenly over the regions.")
     regions = param.Integer(10, bounds=(1, 100), doc="cloud_regions: number of regions.")
     edge_fraction = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="cloud_regions: share of nodes that are small edge sites (locality edge).")
@@ -443,8 +443,12 @@ class ClusterParams(Section):
     edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing: uplink of a cell's devices, Mbit/s.")
     backbone_mbps = param.Number(1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing: backbone between cloudlets and the cloud, Mbit/s.")
     openb_nodes = param.Integer(0, bounds=(0, 1523), doc="openb: nodes taken from the 1,523 of the trace (0 = all), seeded sample.")
-    prepull_cloud = param.Boolean(True, doc="Cloud nodes start with the worker image in their cache.")
-    prepull_fraction = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached.")
+    kube_nodes_file = param.String(
+        "kube-nodes-sample.json",
+        doc="kube_nodes: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (capacities, labels, cordons and image caches come from it).",
+    )
+    prepull_cloud = param.Boolean(True, doc="Cloud nodes start with the worker image in their cache (not kube_nodes: the dump's status.images is the cache).")
+    prepull_fraction = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached (not kube_nodes).")
     worker_image = param.Selector(default="scalelab/worker:1.0", objects=list(IMAGE_CATALOGUE), doc="Image of a worker pod.")
     worker_cpu_millis = param.Integer(500, bounds=(1, 256000), doc="Worker pod cpu request, millicores.")
     worker_memory_mib = param.Integer(512, bounds=(1, 1048576), doc="Worker pod memory request, MiB.")
@@ -458,6 +462,19 @@ class ClusterParams(Section):
             raise ParamError("cluster.nodes", f"{self.nodes} is below regions ({self.regions}); allowed: nodes >= regions")
         if self.topology == "urban_sensing" and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
             raise ParamError("cluster.cloud_nodes", "the urban-sensing layout has no nodes; allowed: at least one node")
+        if self.topology == "kube_nodes":
+            from engine.topologies import CLUSTER_DIR, KubeNodesError, load_kube_nodes, resolve_cluster_path
+
+            allowed_file = f"allowed: a kubectl get nodes -o json dump, relative to {CLUSTER_DIR} or absolute"
+            if not self.kube_nodes_file.strip():
+                raise ParamError("cluster.kube_nodes_file", f"topology kube_nodes needs a node dump; {allowed_file}")
+            path = resolve_cluster_path(self.kube_nodes_file)
+            if not path.is_file():
+                raise ParamError("cluster.kube_nodes_file", f"{path}: no such file; {allowed_file}")
+            try:
+                load_kube_nodes(path)  # cached per file version, so checking again is cheap
+            except KubeNodesError as e:
+                raise ParamError("cluster.kube_nodes_file", str(e)) from None
         if self.worker_gpu_models and self.worker_gpus <= 0:
             raise ParamError("cluster.worker_gpu_models", "set only with worker_gpus > 0; allowed: empty when no GPU is requested")
 
