@@ -233,29 +233,6 @@ class ComparePair(param.Parameterized):
                 if s.sim.now < t:
                     s.sim.advance(t)
 
-    def load_recording(self, recording: dict[str, Any]) -> None:
-        """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over."""
-        sim = Simulation.replay(recording)
-        self._custom[sim.scenario.name] = sim.scenario
-        if sim.scenario.name not in self.param.scenario.objects:
-            self.param.scenario.objects = [*self.param.scenario.objects, sim.scenario.name]
-        with param.parameterized.discard_events(self):
-            self.scenario = sim.scenario.name
-            self.seed = sim.seed
-        self.overrides = {}
-        for item in recording.get("inputs", []):
-            if item.get("kind") == "params":
-                self.overrides.update(item["changes"])
-        self._adopt(sim)
-
-    def _adopt(self, sim: Any) -> None:
-        self.sim = sim
-        self._sample_cursor = 0
-        self._event_cursor = 0
-        self._kpi = dict(measured=0, outside=0)
-        self._last_row = {}
-        self.generation += 1
-
     def reset(self) -> None:
         for s in self.sessions:
             s.reset()
