@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import filecache
 from engine.cluster import (
     ARCH,
     CAPABILITY,
@@ -322,19 +322,16 @@ def resolve_cluster_path(path: Path | str) -> Path:
     return p if p.is_absolute() else CLUSTER_DIR / p
 
 
-_KUBE_CACHE: dict[tuple[str, int, int], tuple[KubeNode, ...]] = {}
-
-
 def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     """Read and check a ``kubectl get nodes -o json`` dump (a v1 ``List`` of ``items``, or one ``Node``).
 
     Cached per file, size and modification time. Raises :class:`KubeNodesError` for bad input.
     """
+    return filecache.cached("kube_nodes", Path(path).resolve(), (), lambda: _read_kube_nodes(path))
+
+
+def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     try:
-        stat = os.stat(path)
-        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
-        if key in _KUBE_CACHE:
-            return _KUBE_CACHE[key]
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise KubeNodesError(path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file") from None
@@ -358,9 +355,7 @@ def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
             raise KubeNodesError(path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names")
         seen[record.name] = where
         nodes.append(record)
-    result = tuple(nodes)
-    _KUBE_CACHE[key] = result
-    return result
+    return tuple(nodes)
 
 
 def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:

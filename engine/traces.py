@@ -33,8 +33,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from . import filecache
 from .params import TRACE_FORMATS as _FORMATS
 from .params import ParamError
 
@@ -54,7 +54,6 @@ MIN_SERVICE = 0.001  # seconds: traces round durations to ms, and 0 would make a
 AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
 FIELD_FILE = "workload.trace_file"
 FIELD_FUNCTION = "workload.trace_function"
-_CACHE_SIZE = 16
 _ROW = re.compile(r"^(?:#|row)\s*(\d+)$", re.IGNORECASE)  # '#3' or 'row3' (YAML reads an unquoted #3 as a comment)
 
 
@@ -526,29 +525,9 @@ def read_openb_pods(path: str | Path, qos: str = "") -> PodArrivals:
 
 # -- replay structures, cached ----------------------------------------------------------------------
 
-_cache: OrderedDict[tuple, Any] = OrderedDict()
-
-
-def _cached(kind: str, path: Path, key: tuple, build: Callable[[], Any]) -> Any:
-    try:
-        st = path.stat()
-        stamp: tuple = (st.st_mtime_ns, st.st_size)
-    except OSError:
-        stamp = (None, None)
-    full = (kind, str(path), *stamp, *key)
-    if full in _cache:
-        _cache.move_to_end(full)
-        return _cache[full]
-    value = build()
-    _cache[full] = value
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
-    return value
-
-
 def clear_cache() -> None:
     """Forget every loaded trace (the next load reads the files again)."""
-    _cache.clear()
+    filecache.clear()
 
 
 def _event_span(times: np.ndarray) -> float:
@@ -563,13 +542,13 @@ def load_trace(file: str | Path, fmt: str, function: str = "") -> Trace:
     if fmt not in TRACE_FORMATS:
         raise ParamError("workload.trace_format", f"{fmt!r} is not allowed; allowed: one of {', '.join(repr(f) for f in TRACE_FORMATS)}")
     path = resolve_trace_path(file)
-    return _cached("trace", path, (fmt, function), lambda: _build_trace(path, fmt, function))
+    return filecache.cached("trace", path, (fmt, function), lambda: _build_trace(path, fmt, function))
 
 
 def _build_trace(path: Path, fmt: str, function: str) -> Trace:
     where = f"trace_function {function!r}" if function else ""
     if fmt == "azure2019":
-        inv = _cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
+        inv = filecache.cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
         counts = inv.counts
         if counts.sum() == 0:
             raise TraceError(
@@ -577,11 +556,11 @@ def _build_trace(path: Path, fmt: str, function: str) -> Trace:
             )
         return Trace(str(path), fmt, function, span=inv.minutes * MINUTE, counts=_frozen(counts), bin_seconds=MINUTE, notes=inv.notes)
     if fmt == "azure2021":
-        inv = _cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
+        inv = filecache.cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
         times = inv.start
         notes = inv.notes
     else:
-        pods = _cached("openb", path, (function,), lambda: read_openb_pods(path, function))
+        pods = filecache.cached("openb", path, (function,), lambda: read_openb_pods(path, function))
         times = pods.creation_time
         notes = pods.notes
     if len(times) == 0:
@@ -600,13 +579,13 @@ def load_durations(file: str | Path, fmt: str, function: str = "") -> Durations:
         raise ParamError("workload.trace_format", f"{fmt!r} is not allowed; allowed: one of {', '.join(repr(f) for f in TRACE_FORMATS)}")
     path = resolve_trace_path(file)
     if fmt == "azure2021":
-        inv = _cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
+        inv = filecache.cached("azure2021", path, (function,), lambda: read_azure2021(path, function))
         if inv.total == 0:
             raise TraceError(path, "", "empty trace: no invocations in the selection; allowed: at least one")
-        return _cached(
+        return filecache.cached(
             "durations2021", path, (function,), lambda: EmpiricalDurations(str(path), _frozen(np.maximum(inv.duration, MIN_SERVICE)))
         )
-    inv = _cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
+    inv = filecache.cached("azure2019", path, (function,), lambda: read_azure2019_invocations(path, function))
     dpath = azure2019_durations_path(path)
 
     def build() -> PercentileDurations:
@@ -622,7 +601,7 @@ def load_durations(file: str | Path, fmt: str, function: str = "") -> Durations:
             )
         return read_azure2019_durations(dpath, list(uniq), weights)
 
-    return _cached("durations2019", dpath, (str(path), function), build)
+    return filecache.cached("durations2019", dpath, (str(path), function), build)
 
 
 @dataclass
