@@ -1,0 +1,149 @@
+"""Golden digests of every DataFrame of every shipped scenario (3 seeds) and of a few scripted sessions.
+
+``python tests/golden/golden.py`` writes ``tests/data/golden_digests.json``; ``tests/engine/test_golden.py``
+recomputes the digests and compares. Digests are per column over a canonical text of the values (floats as
+``float.hex``, missing values as ``NA``), so a dtype change that keeps every value keeps the digest, while a
+changed value, row or order changes it.
+
+The tables digested are the ones the engine had when the file was captured (``samples``, ``decisions`` and
+``events`` with a prose ``detail`` column); :func:`legacy_tables` rebuilds them from today's engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "data" / "golden_digests.json"
+SEEDS = (1, 2, 3)
+
+#: Sessions with live inputs: name -> (scenario, seed, [(time, kind, payload)], until).
+SESSIONS = {
+    "default-cap-lowered": ("default", 1, [(600.0, "params", {"autoscaler.MAX_WORKERS": 4})], 1800.0),
+    "default-policies": (
+        "default",
+        2,
+        [
+            (400.0, "params", {"policy.kind": "hpa"}),
+            (800.0, "params", {"policy.kind": "kpa"}),
+            (1200.0, "params", {"policy.kind": "keda"}),
+            (1500.0, "params", {"policy.kind": "queue_drain", "autoscaler.MIN_AVG_TIME": 5.0}),
+        ],
+        1800.0,
+    ),
+    "edge-faults": (
+        "edge",
+        2,
+        [
+            (300.0, "fault", ["worker_crash", {}]),
+            (500.0, "fault", ["heartbeat_outage", {"duration": 25.0}]),
+            (700.0, "fault", ["node_failure", {}]),
+            (900.0, "params", {"scheduler.weight_locality_type": 0.0, "scheduler.weight_latency_aware_image_locality": 3.0}),
+            (1000.0, "fault", ["master_crash", {}]),
+        ],
+        1800.0,
+    ),
+    "diurnal-loss": (
+        "diurnal",
+        7,
+        [(0.0, "params", {"platform.heartbeat_loss": 0.2, "platform.boot_failure_prob": 0.1}), (1800.0, "params", {"workload.rate": 8.0})],
+        3600.0,
+    ),
+}
+
+
+def canonical(value) -> str:
+    if value is None or value is pd.NA:
+        return "NA"
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float):
+        return "NA" if math.isnan(value) else value.hex()
+    return repr(value)
+
+
+def column_digest(series: pd.Series) -> str:
+    h = hashlib.sha256()
+    for v in series.astype(object).tolist():
+        h.update(canonical(v).encode())
+        h.update(b"\x1f")
+    return h.hexdigest()[:16]
+
+
+def table_digests(df: pd.DataFrame) -> dict:
+    return {"rows": len(df), "columns": {c: column_digest(df[c]) for c in df.columns}}
+
+
+# -- the engine's API (the only part that follows the engine's layout) ----------------------------------
+
+
+def scenario_names() -> list[str]:
+    from engine.scenario import list_scenarios
+
+    return sorted(list_scenarios())
+
+
+def make_sim(name: str, seed: int):
+    from engine.simulation import Simulation
+
+    return Simulation(name, seed=seed)
+
+
+def apply_input(sim, kind: str, payload) -> None:
+    if kind == "params":
+        sim.set_params(payload)
+    else:
+        fault, args = payload
+        sim.inject(fault, **args)
+
+
+def legacy_tables(sim) -> dict[str, pd.DataFrame]:
+    return {"samples": sim.samples(), "decisions": sim.decisions(), "events": sim.events()}
+
+
+# -- capture and compare -----------------------------------------------------------------------------------
+
+
+def digests_of(sim) -> dict:
+    out = {name: table_digests(df) for name, df in legacy_tables(sim).items()}
+    out["summary"] = {k: canonical(v) for k, v in sim.summary().items()}
+    return out
+
+
+def run_scenario(name: str, seed: int):
+    sim = make_sim(name, seed)
+    sim.run()
+    return sim
+
+
+def run_session(name: str):
+    scenario, seed, inputs, until = SESSIONS[name]
+    sim = make_sim(scenario, seed)
+    for t, kind, payload in inputs:
+        sim.advance(t)
+        apply_input(sim, kind, payload)
+    sim.advance(until)
+    return sim
+
+
+def capture() -> dict:
+    result: dict = {"scenarios": {}, "sessions": {}}
+    for name in scenario_names():
+        for seed in SEEDS:
+            result["scenarios"][f"{name}@{seed}"] = d = digests_of(run_scenario(name, seed))
+            print(name, seed, {k: v["rows"] for k, v in d.items() if k != "summary"}, flush=True)
+    for name in SESSIONS:
+        result["sessions"][name] = d = digests_of(run_session(name))
+        print(name, {k: v["rows"] for k, v in d.items() if k != "summary"}, flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    GOLDEN.write_text(json.dumps(capture(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN}")
