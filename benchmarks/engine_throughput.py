@@ -39,8 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import simpy  # noqa: E402
 
-from engine.scenario import Scenario  # noqa: E402
-from engine.simulation import Simulation  # noqa: E402
+from engine import Scenario, Simulation  # noqa: E402
 
 GOAL_JOBS_PER_S = 100_000.0
 GOAL_BARE_RATIO = 0.25
@@ -133,16 +132,17 @@ def measure_memory(duration: float, sample_interval: float, record_jobs: bool) -
     tracemalloc.stop()
     rec = sim.recorder
     seen: set[int] = set()
-    samples_bytes = _deep_size(rec.samples, seen)
-    recorder_bytes = samples_bytes + _deep_size(rec.decisions, seen) + _deep_size(rec.events, seen) + rec.waits.counts.nbytes
-    jobs_log_bytes = _deep_size(sim.jobs.rows, seen) if sim.jobs.rows is not None else 0
+    samples_bytes = _deep_size(rec.raw("samples"), seen)
+    recorder_bytes = samples_bytes + sum(_deep_size(rec.raw(t), seen) for t in ("decisions", "events")) + sim.platform.waits.counts.nbytes
+    jobs = sim.platform.jobs
+    jobs_log_bytes = _deep_size(jobs.rows, seen) if jobs.rows is not None else 0
     out = {
         "duration": duration,
         "sample_interval": sample_interval,
         "record_jobs": record_jobs,
         "jobs": int(sim.summary()["jobs_completed"]),
         "samples": sim.sample_count,
-        "decisions": len(rec.decisions["time"]),
+        "decisions": sim.count("decisions"),
         "events": sim.event_count,
         "peak_bytes": int(peak),
         "recorder_bytes": int(recorder_bytes),

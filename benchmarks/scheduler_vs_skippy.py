@@ -21,9 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.scheduler import Scheduler, SchedulerParams  # noqa: E402
-from engine.scheduler.skippy_compat import silence_skippy_logging, skippy_context, skippy_pod, skippy_scheduler  # noqa: E402
-from engine.topologies import cloud_regions, mixed_pods  # noqa: E402
+from engine.cluster.pods import mixed_pods  # noqa: E402
+from engine.cluster.synth import cloud_regions  # noqa: E402
+from engine.scheduling import Scheduler, SchedulerParams  # noqa: E402
+from engine.scheduling.skippy_compat import silence_skippy_logging, skippy_context, skippy_pod, skippy_scheduler  # noqa: E402
 
 GOALS = {5000: 100.0, 15000: 150.0}  # required speed-up of the median at these sizes
 FULL = {100: 200, 1000: 200, 5000: 200, 15000: 200}  # N -> pods skippy-core schedules

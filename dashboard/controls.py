@@ -13,7 +13,7 @@ from typing import Any
 import panel as pn
 import param
 
-from engine.params import Section, tunable_names
+from engine import Section, tunable_names
 
 Apply = Callable[[dict[str, Any]], str | None]
 

@@ -1,7 +1,8 @@
 """The live session behind one dashboard: a Simulation, its clock and what the views have seen.
 
 No UI imports here: the session is driven by ``tick()`` (a periodic callback in the dashboard, a loop in
-a test) and read through ``poll()``; parameter changes go through ``apply()``, faults through ``inject()``.
+a test) and read through ``poll()`` (new rows of the engine's tables, by row offset: :mod:`dashboard.feed`);
+parameter changes go through ``apply()``, faults through ``inject()``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ import numpy as np
 import pandas as pd
 import param
 
-from engine.params import ParamError
-from engine.scenario import Scenario, list_scenarios, load_scenario
-from engine.simulation import Simulation
+from dashboard.feed import Feed, KpiTracker
+from engine import ParamError, Scenario, Simulation, list_scenarios, load_scenario
 
 #: Every live session of this process (the benchmark and the browser tests look inside).
 LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
@@ -93,10 +93,8 @@ class LiveSession(param.Parameterized):
 
     def _adopt(self, sim: Any) -> None:
         self.sim = sim
-        self._sample_cursor = 0
-        self._event_cursor = 0
-        self._kpi = dict(measured=0, outside=0)
-        self._last_row = {}
+        self.feed = Feed(sim)
+        self.kpi = KpiTracker()
         self.generation += 1
 
     def reset(self) -> None:
@@ -149,45 +147,20 @@ class LiveSession(param.Parameterized):
         return None
 
     # -- reading ---------------------------------------------------------------------------------
-    def poll(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Samples and events recorded since the last poll (each handed out once)."""
-        sim = self.sim
-        samples = sim.samples(start=self._sample_cursor) if sim.sample_count > self._sample_cursor else None
-        events = sim.events(start=self._event_cursor) if sim.event_count > self._event_cursor else None
-        if samples is not None and len(samples):
-            self._sample_cursor += len(samples)
-            self._account(samples)
-        if events is not None and len(events):
-            self._event_cursor += len(events)
-        return (samples if samples is not None else pd.DataFrame()), (events if events is not None else pd.DataFrame())
+    @property
+    def has_cluster(self) -> bool:
+        """Does this run place its workers on a cluster (so placement views and node faults apply)?"""
+        return "nodes" in self.sim.tables
 
-    def _account(self, samples: pd.DataFrame) -> None:
-        tl = samples["time_left"].to_numpy(dtype=float)
-        measured = ~np.isnan(tl)
-        outside = measured & ((tl < samples["band_low"].to_numpy(dtype=float)) | (tl > samples["band_high"].to_numpy(dtype=float)))
-        self._kpi["measured"] += int(measured.sum())
-        self._kpi["outside"] += int(outside.sum())
-        self._last_row = samples.iloc[-1].to_dict()
-        p95 = samples["wait_p95"].dropna()
-        if len(p95):
-            self._last_row["last_wait_p95"] = float(p95.iloc[-1])
-        elif "last_wait_p95" in self._kpi:
-            self._last_row["last_wait_p95"] = self._kpi["last_wait_p95"]
-        self._kpi["last_wait_p95"] = self._last_row.get("last_wait_p95", math.nan)
+    def poll(self) -> dict[str, pd.DataFrame]:
+        """Rows of each table the views read recorded since the last poll (each handed out once)."""
+        new = self.feed.poll()
+        self.kpi.push(new.get("samples", pd.DataFrame()))
+        return new
 
     def kpis(self) -> dict[str, Any]:
         """The KPI row: queue, active workers, latest p95 wait, VM-hours, share of time outside the band."""
-        row = self._last_row
-        m = self._kpi["measured"]
-        return {
-            "time": float(row.get("time", self.sim.now)),
-            "queue": int(row.get("queue_length", 0)),
-            "active_workers": int(row.get("workers_active", 0)),
-            "wait_p95": float(self._kpi.get("last_wait_p95", math.nan)),
-            "vm_hours": float(row.get("vm_seconds", 0.0)) / 3600.0,
-            "outside_band": self._kpi["outside"] / m if m else math.nan,
-            "master_state": str(row.get("master_state", "")),
-        }
+        return self.kpi.kpis(self.sim.now)
 
     def recording(self) -> dict[str, Any]:
         """Inputs that reproduce this run (seed, parameter changes and faults stamped with sim time)."""

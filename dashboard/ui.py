@@ -14,8 +14,8 @@ import param
 
 from dashboard.controls import SectionControls
 from dashboard.session import ComparePair, LiveSession
-from dashboard.views import EventLog, KpiRow, PlacementHeatmap, ScoreHeatmap, TimeSeriesViews
-from engine.scenario import Scenario
+from dashboard.views import KpiRow, RunView, TimeSeriesViews
+from engine import SCHEDULER_PRESETS, Scenario
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
 SECTION_CARDS = [("policy", "Scaling policy", False), ("autoscaler", "Autoscaler (queue drain and VM lifecycle)", False),
@@ -25,19 +25,11 @@ SECTION_CARDS = [("policy", "Scaling policy", False), ("autoscaler", "Autoscaler
 COMPARE_SECTIONS = ("policy", "autoscaler", "hpa", "kpa", "keda", "scheduler", "workload")
 #: Sections that are not live controls (seed and timing are run controls).
 NOT_LIVE = {"run", "cluster"}  # seed and timing are run controls; the cluster's layout is fixed per run
-#: The event log and the placement views refresh every this many ticks, staggered (they cost more than a stream).
-SLOW_EVERY = 5
-#: The event log refreshes every this many ticks.
-LOG_EVERY = 10
 
 
 def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
     """Weight presets offered by the scheduler's param class (Skippy default, kube default), by button label."""
-    try:
-        from engine.scheduler.params import PRESETS
-    except ImportError:
-        return {}
-    return {name.capitalize(): type(section).preset(name) for name in PRESETS}
+    return {name.capitalize(): type(section).preset(name) for name in SCHEDULER_PRESETS}
 
 
 class LiveControls:
@@ -142,8 +134,8 @@ class CompareView:
             self.rebuild()
         self.pair.tick(wall_dt)
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
-            samples, events = s.poll()
-            self.views.push(label, samples, events, s.sim.sections["run"].sample_interval)
+            new = s.poll()
+            self.views.push(label, new["samples"], new["events"], s.sim.sections["run"].sample_interval)
         a, b = self.pair.a.kpis(), self.pair.b.kpis()
         diff = {k: b[k] - a[k] for k in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")}
         self.kpi_a.update(a)
@@ -162,11 +154,10 @@ class Dashboard(pn.viewable.Viewer):
     def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, **params):
         super().__init__(**params)
         self.session = LiveSession(scenario, seed)
-        self.views = TimeSeriesViews(("live",))
-        self.kpis = KpiRow()
-        self.events = EventLog()
-        self.placement = PlacementHeatmap()
-        self.scores = ScoreHeatmap()
+        self.run_view = RunView("live", self.session.sim.sections["run"].sample_interval)
+        # the parts by name (tests, notebooks)
+        self.views, self.kpis, self.events = self.run_view.series, self.run_view.kpi_row, self.run_view.events
+        self.placement, self.scores = self.run_view.placement, self.run_view.scores
         self.compare = CompareView(self.session)
         self.tick_seconds: deque[float] = deque(maxlen=1000)
         self.part_seconds: dict[str, deque[float]] = {}  # where a tick's server time goes (engine, views, send)
@@ -281,32 +272,19 @@ class Dashboard(pn.viewable.Viewer):
     def refresh(self) -> None:
         """Send what the session recorded since the last refresh to the views."""
         s = self.session
-        samples, events = self._timed("poll", s.poll)
-        self._timed("time_series", self.views.push, "live", samples, events, s.sim.sections["run"].sample_interval)
-        self.events.push(events)
+        new = self._timed("poll", s.poll)
+        self.run_view.sample_interval = s.sim.sections["run"].sample_interval
+        self.run_view.push(new, s.sim.now, all_views=not s.playing, timed=self._timed)
         if self._ticks % 2 == 0 or not s.playing:
             self._timed("kpis", lambda: self.kpis.update(s.kpis()))
         self._ticks += 1
-        if len(events) and (events["kind"] == "placement").any():
-            self.scores.dirty = True
-        phase = self._ticks % SLOW_EVERY
-        placement = getattr(s.sim, "placement", None)
-        if self._ticks % LOG_EVERY == 1 or not s.playing:
-            self._timed("event_log", self.events.flush)
-        if phase == 2 or not s.playing:
-            self.node_fault.disabled = placement is None
-            self._timed("placement_heatmap", self.placement.update, placement, s.sim.now)
-        if phase == 3 or not s.playing:
-            self._timed("score_heatmap", self.scores.update, placement, s.sim.now)
+        self.node_fault.disabled = not s.has_cluster
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"
 
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
-        self.views.clear()
-        self.events.clear()
-        self.placement.clear()
-        self.scores.clear()
+        self.run_view.clear()
         if self.session.scenario != self._controls_scenario:
             self._rebuild_controls()
         self.refresh()

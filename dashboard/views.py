@@ -1,7 +1,8 @@
-"""Live plots: bokeh figures fed by ColumnDataSource.stream(rollover=...) so every window is bounded.
+"""Plots: bokeh figures fed by ColumnDataSource.stream(rollover=...) so every window is bounded.
 
 Streaming straight into bokeh sources costs well under a millisecond per tick (a HoloViews Buffer costs
-~10 ms); heatmaps are images on numpy grids. Views only read DataFrames the session hands out.
+~10 ms); heatmaps are images on numpy grids. Views only read the engine's recorded tables, as the feed
+hands them out (:mod:`dashboard.feed`): the same views render a live session, a finished run or a recording.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from bokeh.models import (
 )
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
+
+from dashboard.feed import Feed, FramesSource, KpiTracker
 
 #: Samples kept on screen per run and plot (a few thousand points at most; see the recipe).
 WINDOW = 1500
@@ -77,7 +80,7 @@ class TimeSeriesViews:
     def __init__(self, runs: tuple[str, ...] = ("live",)):
         self.runs = runs
         self.sources = {r: ColumnDataSource(data=empty_columns(), name=f"samples-{r}") for r in runs}
-        self.fault_sources = {r: ColumnDataSource(data={"time": [], "y": [], "detail": []}, name=f"faults-{r}") for r in runs}
+        self.fault_sources = {r: ColumnDataSource(data={"time": [], "y": [], "fault": []}, name=f"faults-{r}") for r in runs}
         self.x_range = DataRange1d(range_padding=0.0)
         single = len(runs) == 1
         self.figures: dict[str, figure] = {}
@@ -153,7 +156,7 @@ class TimeSeriesViews:
         for src in self.sources.values():
             src.data = empty_columns()
         for src in self.fault_sources.values():
-            src.data = {"time": [], "y": [], "detail": []}
+            src.data = {"time": [], "y": [], "fault": []}
 
     def push(self, run: str, samples: pd.DataFrame, events: pd.DataFrame, sample_interval: float) -> None:
         if len(samples):
@@ -163,7 +166,7 @@ class TimeSeriesViews:
             if len(faults):
                 self.fault_sources[run].stream(
                     {"time": faults["time"].to_numpy(dtype=float), "y": np.zeros(len(faults)),
-                     "detail": faults["detail"].astype(str).to_numpy()}, rollover=100)
+                     "fault": (faults["command"].astype(str) + " (" + faults["reason"].astype(str) + ")").to_numpy()}, rollover=100)
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -217,7 +220,7 @@ class KpiRow:
             self.pane.object = text
 
 
-EVENT_COLUMNS = ["time", "kind", "command", "rule", "vm", "vm_type", "detail"]
+EVENT_COLUMNS = ["time", "kind", "command", "rule", "vm", "vm_type", "node", "reason", "value"]
 
 
 EVENT_CSS = """
@@ -238,7 +241,7 @@ class EventLog:
 
     def __init__(self):
         self.rows = pd.DataFrame({c: pd.Series(dtype=float if c == "time" else object) for c in EVENT_COLUMNS})
-        self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm", "decision"],
+        self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm"],
                                                  value=["command", "fault", "param", "placement", "vm"], color="light")
         self.kinds.param.watch(lambda e: self._send(), "value")
         self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
@@ -278,7 +281,11 @@ class EventLog:
 
 
 class PlacementHeatmap:
-    """Nodes (grouped by region and type) x time, coloured by replicas or utilisation; a numpy grid image."""
+    """Nodes (grouped by region and type) x time, coloured by replicas or cpu allocation; a numpy grid image.
+
+    Built from the ``nodes`` table and the ``placements`` table (each bind adds the pod to its node, each
+    release or loss takes it away), so a live session, a finished run and a recording draw the same.
+    """
 
     def __init__(self):
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
@@ -299,23 +306,24 @@ class PlacementHeatmap:
         self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.",
                                      visible=False)
         self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
-        self.metric.param.watch(lambda e: self.clear(), "value")
+        self.metric.param.watch(lambda e: self.render(), "value")
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
         self.layout = pn.Column(pn.Row(pn.pane.Markdown("**Colour by**"), self.metric), self.note, self.plot, sizing_mode="stretch_width")
         self.clear()
 
     def clear(self) -> None:
         self.order: np.ndarray | None = None
-        self.grid: np.ndarray | None = None
-        self.times: np.ndarray = np.full(HEATMAP_COLUMNS, np.nan)
-        self.filled = 0
+        self.cpu_capacity = np.zeros(0)
+        self.deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # (time, node, replicas, cpu) per batch
+        self.times: list[float] = []  # when the live view took a column
 
-    def _setup(self, table: pd.DataFrame) -> None:
-        keys = [k for k in ("region", "locality", "node_class", "name") if k in table.columns]
-        ordered = table.reset_index(drop=True).sort_values(keys, kind="stable")
-        self.order = ordered.index.to_numpy()
+    def set_nodes(self, nodes: pd.DataFrame) -> None:
+        """The cluster's nodes (the ``nodes`` table): row order, labels, region separators."""
+        keys = [k for k in ("region", "locality", "node_class", "node") if k in nodes.columns]
+        ordered = nodes.reset_index(drop=True).sort_values(keys, kind="stable")
+        self.order = ordered["node_index"].to_numpy()
+        self.cpu_capacity = nodes.sort_values("node_index")["cpu_capacity"].to_numpy(dtype=float)
         n = len(ordered)
-        self.grid = np.full((n, HEATMAP_COLUMNS), np.nan, dtype=np.float32)
         labels = [" / ".join(str(ordered.iloc[i][k]) for k in keys) for i in range(n)]
         self._labels = np.array(labels, dtype=object)
         regions = ordered[keys[0]].astype(str).to_numpy()
@@ -324,37 +332,69 @@ class PlacementHeatmap:
             ticks = list(np.arange(n) + 0.5)
             overrides = {float(t): lbl for t, lbl in zip(ticks, labels, strict=True)}
         else:  # too many to name: label the middle of each region's block
-            groups = ordered[keys[0]].astype(str).to_numpy()
-            starts = [i for i in range(n) if i == 0 or groups[i] != groups[i - 1]] + [n]
+            starts = [i for i in range(n) if i == 0 or regions[i] != regions[i - 1]] + [n]
             ticks = [(a + b) / 2 for a, b in zip(starts[:-1], starts[1:], strict=True)]
-            overrides = {float(t): groups[a] for t, a in zip(ticks, starts[:-1], strict=True)}
+            overrides = {float(t): regions[a] for t, a in zip(ticks, starts[:-1], strict=True)}
             if len(ticks) > 40:
                 ticks, overrides = [], {}
         self.fig.yaxis.ticker = FixedTicker(ticks=ticks)
         self.fig.yaxis.major_label_overrides = overrides
         self.fig.yaxis.major_label_text_font_size = "8pt"
 
-    def update(self, placement: Any, now: float) -> None:
-        if placement is None:
+    def push(self, nodes: pd.DataFrame, placements: pd.DataFrame) -> None:
+        """New rows of the ``nodes`` and ``placements`` tables."""
+        if len(nodes):
+            self.set_nodes(nodes)
+        if len(placements):
+            action = placements["action"].astype(str).to_numpy()
+            sign = np.where(action == "bind", 1.0, np.where(np.isin(action, ["release", "lost"]), -1.0, 0.0))
+            keep = sign != 0
+            if keep.any():
+                node = placements["node_index"].to_numpy(dtype=float, na_value=np.nan)[keep].astype(int)
+                self.deltas.append((placements["time"].to_numpy(dtype=float)[keep], node,
+                                    sign[keep], sign[keep] * placements["cpu_millis"].to_numpy(dtype=float)[keep]))
+
+    def grid_at(self, times: np.ndarray) -> np.ndarray:
+        """Nodes (in display order) x ``times``: replicas on each node, or its cpu allocation share."""
+        n = len(self.cpu_capacity)
+        out = np.zeros((n, len(times)), dtype=np.float32)
+        if not self.deltas:
+            return out
+        t, node, rep, cpu = (np.concatenate(parts) for parts in zip(*self.deltas, strict=True))
+        value = rep if self.metric.value == "replicas" else cpu / np.maximum(self.cpu_capacity[node], 1e-9)
+        state = np.zeros(n)
+        j = 0
+        for k, at in enumerate(times):
+            stop = int(np.searchsorted(t, at, side="right"))
+            if stop > j:
+                np.add.at(state, node[j:stop], value[j:stop])
+                j = stop
+            out[:, k] = state
+        return out[self.order]
+
+    def tick(self, now: float) -> None:
+        """Live: take a column at ``now`` (the newest HEATMAP_COLUMNS are shown)."""
+        if not self.times or now > self.times[-1]:
+            self.times.append(now)
+            del self.times[:-HEATMAP_COLUMNS]
+        self.render()
+
+    def show_span(self, start: float, end: float) -> None:
+        """A finished run or a recording: HEATMAP_COLUMNS columns evenly over [start, end]."""
+        self.times = list(np.linspace(start, end, HEATMAP_COLUMNS)) if end > start else [end]
+        self.render()
+
+    def render(self) -> None:
+        if self.order is None:
             self.note.visible, self.plot.visible = True, False
             return
         self.note.visible, self.plot.visible = False, True
-        table = placement.node_table()
-        if self.order is None or len(self.order) != len(table):
-            self._setup(table)
-        if self.metric.value == "replicas" and "replicas" in table:
-            col = table["replicas"].to_numpy(dtype=float)
-        else:
-            col = table["cpu_allocated"].to_numpy(dtype=float) / np.maximum(table["cpu_capacity"].to_numpy(dtype=float), 1e-9)
-        self.grid = np.roll(self.grid, -1, axis=1)
-        self.grid[:, -1] = col[self.order]
-        self.times = np.roll(self.times, -1)
-        self.times[-1] = now
-        self.filled = min(self.filled + 1, HEATMAP_COLUMNS)
-        t = self.times[-self.filled:]
-        img = self.grid[:, -self.filled:]
-        step = float(np.median(np.diff(t))) if self.filled > 1 else 1.0
-        hi = float(np.nanmax(img)) if np.isfinite(img).any() else 1.0
+        if not self.times:
+            return
+        t = np.asarray(self.times, dtype=float)
+        img = self.grid_at(t)
+        step = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
+        hi = float(np.nanmax(img)) if img.size and np.isfinite(img).any() else 1.0
         self.mapper.high = max(hi, 1.0 if self.metric.value == "replicas" else 1e-6)
         x0, x1 = float(t[0]), float(t[-1] + step)
         self.source.data = {"image": [img], "x": [x0], "y": [0.0], "dw": [x1 - x0], "dh": [float(img.shape[0])]}
@@ -395,7 +435,8 @@ class ScoreHeatmap:
         self.choice.param.watch(self._chosen, "value")
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
         self.layout = pn.Column(self.choice, self.note, self.plot, self.infeasible, sizing_mode="stretch_width")
-        self.dirty = True  # a placement happened since the heatmap was drawn
+        self.latest: str | None = None
+        self._last_time = 0.0
 
     @property
     def hold(self) -> bool:
@@ -404,32 +445,35 @@ class ScoreHeatmap:
     def _chosen(self, event: Any) -> None:
         if event.new in self.history:
             self.show(*self.history[event.new])
-        elif event.new == LATEST:
-            self.dirty = True
+        elif event.new == LATEST and self.latest in self.history:
+            self.show(*self.history[self.latest])
 
     def clear(self) -> None:
-        self.dirty = True
+        self.latest = None
         self.history = {}
         self.choice.options = [LATEST]
         self.choice.value = LATEST
         self.source.data = {"priority": [], "node": [], "weighted": [], "label": [], "ink": []}
         self.winner_source.data = {"priority": [], "node": []}
 
-    def update(self, placement: Any, now: float | None = None) -> None:
-        if placement is None or not self.dirty:
+    def push(self, placements: pd.DataFrame, breakdowns: pd.DataFrame) -> None:
+        """New rows of the ``placements`` and ``breakdowns`` tables: one history entry per decision with a breakdown."""
+        if not len(breakdowns):
             return
-        bd = placement.last_breakdown()
-        if bd is None or len(bd) == 0:
-            return
-        self.dirty = False
-        winners = bd.loc[bd["winner"].astype(bool), "node"].unique()
-        label = f"t={now:.0f} s -> {winners[0] if len(winners) else 'pending'}"
-        self.history[label] = (bd, now)
+        decided = placements[placements["decision"].notna()] if len(placements) else placements
+        when = {int(d): (float(t), n) for d, t, n in zip(decided.get("decision", []), decided.get("time", []), decided.get("node", []), strict=True)}
+        for decision, bd in breakdowns.groupby("decision", sort=True):
+            at, node = when.get(int(decision), (self._last_time, None))
+            self._last_time = at
+            node = None if node is None or node is pd.NA else str(node)
+            label = f"t={at:.0f} s -> {node or 'pending'} (#{int(decision)})"
+            self.history[label] = (bd.reset_index(drop=True), at)
+            self.latest = label
         while len(self.history) > HISTORY:
             self.history.pop(next(iter(self.history)))
         self.choice.options = [LATEST, *reversed(self.history)]
-        if not self.hold:
-            self.show(bd, now)
+        if not self.hold and self.latest in self.history:
+            self.show(*self.history[self.latest])
 
     def show(self, bd: pd.DataFrame, now: float | None = None) -> None:
         self.note.visible = False
@@ -456,7 +500,7 @@ class ScoreHeatmap:
             "ink": np.where(w > (self.mapper.low + self.mapper.high) / 2, "#111111", "#ffffff"),
         }
         self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
-        when = f" (seen at t={now:.0f} s)" if now is not None else ""
+        when = f" (placed at t={now:.0f} s)" if now is not None else ""
         if len(totals) > len(nodes):
             when += f"; best {len(nodes)} of {len(totals)} scored nodes"
         self.fig.title.text = f"Scores of a placement: chosen {winner or 'none (pending)'}{when}"
@@ -467,3 +511,64 @@ class ScoreHeatmap:
             self.infeasible.object = "**Infeasible nodes**\n\n| node | reason |\n|---|---|\n" + "\n".join(lines) + more
         else:
             self.infeasible.object = "All nodes feasible."
+
+
+class RunView:
+    """Every view of one run, fed from its recorded tables: time series, KPI row, event log, placement and score heatmaps.
+
+    :meth:`push` takes what a :class:`~dashboard.feed.Feed` polled; the cheap views update on every push,
+    the heavier ones every few (staggered, see :meth:`push`). :meth:`from_frames` draws a finished run or a
+    recording with no engine behind it.
+    """
+
+    #: The event log and the heatmaps refresh every this many pushes (they cost more than a stream).
+    SLOW_EVERY = 5
+    LOG_EVERY = 10
+
+    def __init__(self, run: str = "live", sample_interval: float = 5.0):
+        self.run = run
+        self.sample_interval = sample_interval
+        self.series = TimeSeriesViews((run,))
+        self.kpi_row = KpiRow()
+        self.events = EventLog()
+        self.placement = PlacementHeatmap()
+        self.scores = ScoreHeatmap()
+        self.pushes = 0
+
+    def clear(self) -> None:
+        self.series.clear()
+        self.events.clear()
+        self.placement.clear()
+        self.scores.clear()
+        self.pushes = 0
+
+    def push(self, new: dict[str, pd.DataFrame], now: float, all_views: bool = False, timed: Any = None) -> None:
+        """Feed new rows to the views; ``all_views`` refreshes the slow ones too (paused, stepped, or a one-off)."""
+        empty = pd.DataFrame()
+        call = timed or (lambda part, fn, *args: fn(*args))
+        samples, events = new.get("samples", empty), new.get("events", empty)
+        call("time_series", self.series.push, self.run, samples, events, self.sample_interval)
+        self.events.push(events)
+        self.placement.push(new.get("nodes", empty), new.get("placements", empty))
+        self.scores.push(new.get("placements", empty), new.get("breakdowns", empty))
+        self.pushes += 1
+        phase = self.pushes % self.SLOW_EVERY
+        if self.pushes % self.LOG_EVERY == 1 or all_views:
+            call("event_log", self.events.flush)
+        if phase == 2 or all_views:
+            call("placement_heatmap", self.placement.tick, now)
+
+    @classmethod
+    def from_frames(cls, frames: dict[str, pd.DataFrame], sample_interval: float, run: str = "live") -> RunView:
+        """The views of a finished run or a recording, drawn once from its tables."""
+        view = cls(run, sample_interval)
+        new = Feed(FramesSource(frames)).poll()
+        view.push(new, now=0.0)
+        view.events.flush()
+        samples = frames.get("samples", pd.DataFrame())
+        end = float(samples["time"].iloc[-1]) if len(samples) else 0.0
+        view.placement.show_span(0.0, end)
+        tracker = KpiTracker()
+        tracker.push(samples)
+        view.kpi_row.update(tracker.kpis(end))
+        return view

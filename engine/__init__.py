@@ -1,0 +1,54 @@
+"""scalelab's engine: a discrete-event simulation (simpy) of cluster scheduling and autoscaling.
+
+The public API, all that the dashboard and notebooks use::
+
+    from engine import Simulation, load_scenario
+    sim = Simulation("default", seed=1)
+    sim.advance(600)                              # the only way simulated time moves
+    sim.set_params({"autoscaler.MAX_WORKERS": 5})  # atomic, validated, logged
+    sim.frame("samples"), sim.frame("events")     # typed tables, fed by row offset: sim.frame(name, start=n)
+
+Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
+``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
+``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.params import ParamError, Section, coerce, tunable_names
+from engine.core.recorder import TableSpec
+from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
+from engine.sim.recording import check_recording
+from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
+from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
+from engine.sim.simulation import Simulation
+
+__all__ = [
+    "SCHEDULER_PRESETS",
+    "SECTIONS",
+    "SECTION_CLASSES",
+    "WORLDS",
+    "ParamError",
+    "Scenario",
+    "ScenarioError",
+    "Section",
+    "Simulation",
+    "TableSpec",
+    "check_recording",
+    "coerce",
+    "list_scenarios",
+    "load_scenario",
+    "save_scenario",
+    "sweep",
+    "tunable_names",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "sweep":  # Dask is heavy: imported only when a sweep is asked for
+        from engine.runs.sweep import sweep
+
+        return sweep
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

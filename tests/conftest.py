@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# helpers shared by tests in different folders (no tests/__init__.py: a wheel installs a top-level `tests`)
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 CHROMIUM = os.environ.get("SCALELAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.scenario import Scenario, load_scenario
+from engine import Scenario, load_scenario
 
 
 def cluster_scenario(nodes: int = 12, regions: int = 3) -> Scenario:
@@ -30,5 +30,4 @@ def plain() -> Scenario:
 
 @pytest.fixture
 def clustered() -> Scenario:
-    pytest.importorskip("engine.placement")
     return cluster_scenario()

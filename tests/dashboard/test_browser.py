@@ -190,7 +190,7 @@ def test_a_closed_tab_stops_its_simulation(served):
 def test_a_session_driven_in_the_browser_replays_exactly(served):
     import pandas as pd
 
-    from engine.simulation import Simulation
+    from engine import Simulation
 
     page, d = served.page, served.dashboard
     sim = d.session.sim

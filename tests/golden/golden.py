@@ -83,13 +83,13 @@ def table_digests(df: pd.DataFrame) -> dict:
 
 
 def scenario_names() -> list[str]:
-    from engine.scenario import list_scenarios
+    from engine import list_scenarios
 
     return sorted(list_scenarios())
 
 
 def make_sim(name: str, seed: int):
-    from engine.simulation import Simulation
+    from engine import Simulation
 
     return Simulation(name, seed=seed)
 
@@ -102,8 +102,49 @@ def apply_input(sim, kind: str, payload) -> None:
         sim.inject(fault, **args)
 
 
+_VM_REASONS = {"boot_failure": "boot failure", "crashed_while_booting": "crashed while booting", "resuming": "resuming"}
+
+
+def _legacy_detail(ev: pd.Series, placements: pd.DataFrame | None, node_index: dict[str, int]) -> str:
+    """The prose ``detail`` the event log had before facts became columns, rebuilt from the typed columns."""
+    kind, reason = ev["kind"], ev["reason"] if ev["reason"] is not pd.NA else ""
+    if kind == "command":
+        return "refused by the cloud" if reason == "refused_by_cloud" else ""
+    if kind == "vm":
+        if reason == "node_failed":
+            return f"node {node_index[ev['node']]} failed"
+        return _VM_REASONS.get(reason, "")
+    if kind == "placement":
+        if ev["command"] == "PENDING":
+            return "no feasible node"
+        row = placements.loc[int(ev["placement"])]
+        pull = max(0.0, float(ev["seconds"]) - float(row["schedule_s"]))
+        return f"node={row['node']} feasible={int(row['feasible'])} score={float(row['score']):g} pull={pull:.1f}s"
+    if kind == "param":
+        return str(ev["value"])
+    if kind == "fault":
+        detail = str(reason)
+        if ev["seconds"] is not pd.NA and not pd.isna(ev["seconds"]):
+            detail += f" duration={float(ev['seconds']):g}s"
+        if ev["command"] == "node_failure":
+            import json
+
+            detail += f" node={node_index[ev['node']]} vms={json.loads(ev['value'])['vms']}"
+        return detail
+    raise AssertionError(f"unknown event kind {kind!r}")
+
+
 def legacy_tables(sim) -> dict[str, pd.DataFrame]:
-    return {"samples": sim.samples(), "decisions": sim.decisions(), "events": sim.events()}
+    """samples, decisions and events as they were (desired -1 when missing; events with their prose detail)."""
+    decisions = sim.decisions()
+    decisions["desired"] = decisions["desired"].fillna(-1).astype("int64")
+    events = sim.events()
+    placements = sim.frame("placements") if "placements" in sim.tables else None
+    nodes = sim.frame("nodes") if "nodes" in sim.tables else None
+    node_index = {} if nodes is None else dict(zip(nodes["node"], nodes["node_index"], strict=True))
+    legacy = events[["time", "kind", "vm", "vm_type", "command", "rule"]].copy()
+    legacy["detail"] = [_legacy_detail(ev, placements, node_index) for _, ev in events.iterrows()]
+    return {"samples": sim.samples(), "decisions": decisions, "events": legacy}
 
 
 # -- capture and compare -----------------------------------------------------------------------------------

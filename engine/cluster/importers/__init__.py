@@ -1,0 +1,1 @@
+"""Importers of real clusters: the Alibaba openb node list, ``kubectl get nodes -o json`` dumps."""

@@ -1,0 +1,273 @@
+"""Import a ``kubectl get nodes -o json`` dump as a cluster (capacities, labels, cordons, image caches)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.cluster.files import CLUSTER_DIR
+from engine.cluster.model import (
+    ARCH,
+    CAPABILITY,
+    CAPABILITY_GPU,
+    GPU_MODEL,
+    LOCALITY,
+    NODE_CLASS,
+    REGION,
+    STORAGE,
+    ZONE,
+    Cluster,
+    ContainerRegistry,
+    NodeSpec,
+    StorageIndex,
+)
+from engine.cluster.quantity import _INT64_MAX, cpu_millicores, parse_quantity, quantity_bytes
+from engine.cluster.synth import MBIT, catalogue_registry, node
+from engine.core import filecache
+
+KUBE_NODES_SAMPLE = CLUSTER_DIR / "kube-nodes-sample.json"
+KUBE_REGION = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+KUBE_ZONE = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+KUBE_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
+KUBE_INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+KUBE_GPU = "nvidia.com/gpu"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+KUBE_CLOUD_MBPS = 10000.0  # registry link of a cloud node (a dump says nothing about links)
+KUBE_EDGE_MBPS = 100.0  # registry link of a node labelled locality.skippy.io/type=edge
+_ALLOWED = {
+    "cpu": "e.g. 4, 3920m, 0.5",
+    "memory": "e.g. 16393856Ki, 16Gi, 512Mi, 1G, 1e9 or bytes",
+    KUBE_GPU: "a whole number, e.g. 1 or 4",
+}
+
+
+class KubeNodesError(ValueError):
+    """A node dump that cannot be imported; the message names the file, the item (index and node name),
+    the field and what is allowed."""
+
+    def __init__(self, path: Path | str, item: str, field: str, message: str):
+        self.path, self.item, self.field = str(path), item, field
+        super().__init__(": ".join(part for part in (self.path, item, field, message) if part))
+
+
+@dataclass(frozen=True)
+class KubeNode:
+    """One node of a dump, checked and converted (cpu in millicores, memory in bytes)."""
+
+    name: str
+    cpu_millis: int
+    memory: int
+    gpus: int
+    labels: Mapping[str, str]
+    schedulable: bool
+    images: tuple[tuple[tuple[str, ...], int], ...]  # (names, sizeBytes) per entry of status.images
+
+
+def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
+    """Read and check a ``kubectl get nodes -o json`` dump (a v1 ``List`` of ``items``, or one ``Node``).
+
+    Cached per file, size and modification time. Raises :class:`KubeNodesError` for bad input.
+    """
+    return filecache.cached("kube_nodes", Path(path).resolve(), (), lambda: _read_kube_nodes(path))
+
+
+def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise KubeNodesError(path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise KubeNodesError(path, "", "", f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); allowed: the output of kubectl get nodes -o json") from None
+    if isinstance(doc, dict) and doc.get("kind") == "Node":
+        items: list[tuple[str, Any]] = [("node", doc)]
+    elif isinstance(doc, dict) and isinstance(doc.get("items"), list) and doc.get("kind", "List") in ("List", "NodeList"):
+        items = [(f"items[{k}]", item) for k, item in enumerate(doc["items"])]
+    else:
+        raise KubeNodesError(path, "", "top level", "neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json (kind List or NodeList, or a single kind Node)")
+    if not items:
+        raise KubeNodesError(path, "", "items", "empty; allowed: at least one Node")
+    nodes: list[KubeNode] = []
+    seen: dict[str, str] = {}
+    for where, item in items:
+        record = _kube_node(path, where, item)
+        if record.name in seen:
+            raise KubeNodesError(path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names")
+        seen[record.name] = where
+        nodes.append(record)
+    return tuple(nodes)
+
+
+def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
+    def fail(field: str, message: str) -> KubeNodesError:
+        return KubeNodesError(path, where, field, message)
+
+    def obj(parent: Mapping, key: str, field: str) -> Mapping:
+        value = parent.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise fail(field, f"{type(value).__name__} is not allowed; allowed: an object")
+        return value
+
+    if not isinstance(item, dict):
+        raise fail("", f"{type(item).__name__} is not allowed; allowed: a Node object")
+    if item.get("kind", "Node") != "Node":
+        raise fail("kind", f"{item.get('kind')!r} is not allowed; allowed: 'Node'")
+    meta = obj(item, "metadata", "metadata")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise fail("metadata.name", f"{name!r} is not allowed; allowed: a non-empty string")
+    where = f"{where} ({name})"
+    labels = obj(meta, "labels", "metadata.labels")
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            raise fail(f"metadata.labels[{key!r}]", f"{value!r} is not allowed; allowed: a string")
+    spec, status = obj(item, "spec", "spec"), obj(item, "status", "status")
+    sections = (("allocatable", obj(status, "allocatable", "status.allocatable")), ("capacity", obj(status, "capacity", "status.capacity")))
+
+    def resource(key: str, required: bool) -> tuple[Fraction | None, str]:
+        for section, values in sections:
+            if key in values:
+                field = f"status.{section}.{key}"
+                try:
+                    quantity = parse_quantity(values[key])
+                except ValueError:
+                    raise fail(field, f"{values[key]!r} is not a Kubernetes quantity; allowed: {_ALLOWED[key]}") from None
+                return quantity, field
+        if required:
+            raise fail(f"status.allocatable.{key}", f"missing (also from status.capacity); allowed: a quantity, {_ALLOWED[key]}")
+        return None, ""
+
+    cpu, field = resource("cpu", True)
+    cpu_millis = cpu_millicores(cpu)
+    if not 0 < cpu_millis <= _INT64_MAX:
+        raise fail(field, f"{cpu_millis / 1000:g} cores is out of range; allowed: more than 0 ({_ALLOWED['cpu']})")
+    memory, field = resource("memory", True)
+    memory_bytes = quantity_bytes(memory)
+    if not 0 < memory_bytes <= _INT64_MAX:
+        raise fail(field, f"{memory_bytes} bytes is out of range; allowed: more than 0 ({_ALLOWED['memory']})")
+    gpu, field = resource(KUBE_GPU, False)
+    gpus = 0
+    if gpu is not None:
+        if gpu < 0 or gpu.denominator != 1 or gpu > 4096:
+            raise fail(field, f"{float(gpu):g} GPUs is not allowed; allowed: {_ALLOWED[KUBE_GPU]} (at most 4096)")
+        gpus = int(gpu)
+
+    node_info = obj(status, "nodeInfo", "status.nodeInfo")
+    arch = next((labels[k] for k in KUBE_ARCH if labels.get(k)), None) or node_info.get("architecture")
+    if not isinstance(arch, str) or not arch:
+        raise fail(f"metadata.labels[{KUBE_ARCH[0]!r}]", f"missing (also {KUBE_ARCH[1]} and status.nodeInfo.architecture); allowed: an architecture such as amd64 or arm64")
+    out = {ARCH: arch, LOCALITY: labels.get(LOCALITY) or "cloud",
+           NODE_CLASS: next((labels[k] for k in KUBE_INSTANCE_TYPE if labels.get(k)), "k8s-node")}
+    for target, keys in ((REGION, KUBE_REGION), (ZONE, KUBE_ZONE)):
+        value = next((labels[k] for k in keys if labels.get(k)), None)
+        if value:
+            out[target] = value
+    out.update({k: v for k, v in labels.items() if k.startswith(CAPABILITY + "/") or k == STORAGE})
+    if labels.get(GPU_MODEL):
+        out[GPU_MODEL] = labels[GPU_MODEL]
+    if gpus:
+        out.setdefault(CAPABILITY_GPU, "true")
+
+    unschedulable = spec.get("unschedulable", False)
+    if not isinstance(unschedulable, bool):
+        raise fail("spec.unschedulable", f"{unschedulable!r} is not allowed; allowed: true or false")
+    taints = spec.get("taints") or []
+    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
+        raise fail("spec.taints", "not a list of objects; allowed: [{key, effect}, ...]")
+    cordoned = unschedulable or any(t.get("key") == UNSCHEDULABLE_TAINT and t.get("effect") == "NoSchedule" for t in taints)
+
+    images = []
+    entries = status.get("images") or []
+    if not isinstance(entries, list):
+        raise fail("status.images", f"{type(entries).__name__} is not allowed; allowed: a list of {{names, sizeBytes}}")
+    for j, entry in enumerate(entries):
+        names = entry.get("names", []) if isinstance(entry, dict) else None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise fail(f"status.images[{j}].names", "not a list of strings; allowed: image names such as scalelab/worker:1.0")
+        size = entry.get("sizeBytes", 0)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise fail(f"status.images[{j}].sizeBytes", f"{size!r} is not allowed; allowed: a whole number of bytes >= 0")
+        images.append((tuple(names), size))
+    return KubeNode(name, cpu_millis, memory_bytes, gpus, out, not cordoned, tuple(images))
+
+
+def registry_image(registry: ContainerRegistry, name: str) -> str | None:
+    """The registry's image a node-status image name refers to, or None.
+
+    Digest references (``repo@sha256:...``) are skipped; Docker Hub prefixes (``docker.io/``,
+    ``docker.io/library/``) are dropped when the plain name is in the registry.
+    """
+    if "@" in name:
+        return None
+    candidates = [name]
+    for prefix in ("docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/", "library/"):
+        if name.startswith(prefix):
+            candidates.append(name[len(prefix):])
+    return next((c for c in candidates if c in registry), None)
+
+
+def kube_nodes(path: Path | str = KUBE_NODES_SAMPLE, rng: np.random.Generator | None = None, storage: bool = True,
+               registry: ContainerRegistry | None = None) -> Cluster:
+    """The nodes of a ``kubectl get nodes -o json`` dump, in file order.
+
+    Per node: cpu, memory and ``nvidia.com/gpu`` from ``status.allocatable`` (else ``status.capacity``);
+    region and zone from the topology labels (or their failure-domain predecessors); arch from
+    ``kubernetes.io/arch`` / ``beta.kubernetes.io/arch`` / ``status.nodeInfo.architecture``; locality from
+    ``locality.skippy.io/type`` (default cloud); node class from the instance type (default ``k8s-node``);
+    ``capability.skippy.io/*``, ``data.skippy.io/storage`` and ``nvidia.com/gpu.product`` are kept, and a
+    node with GPUs gets ``capability.skippy.io/nvidia-gpu=true``. A cordoned node (``spec.unschedulable`` or
+    the ``node.kubernetes.io/unschedulable:NoSchedule`` taint) is not schedulable; other taints are not
+    modelled. ``status.images`` names that refer to registry images fill the node's image cache (their
+    pull cost comes from the registry's per-arch size; other images are ignored).
+
+    A dump says nothing about links: registry bandwidth is 10 Gbit/s (100 Mbit/s for edge nodes), storage
+    links 10 Gbit/s within a zone, 5 Gbit/s within a region, 1 Gbit/s across, never above an edge node's
+    uplink; speed is 1.0. ``storage=False`` drops the storage labels; ``storage=True`` with no storage
+    node in the dump adds one (``kube-storage``) beside the first node. ``rng`` is unused: the import is
+    deterministic (the argument keeps the importers alike).
+    """
+    del rng
+    registry = registry or catalogue_registry()
+    records = load_kube_nodes(path)
+    specs = []
+    for record in records:
+        labels = dict(record.labels)
+        if not storage:
+            labels.pop(STORAGE, None)
+        mbps = KUBE_EDGE_MBPS if labels[LOCALITY] == "edge" else KUBE_CLOUD_MBPS
+        specs.append(NodeSpec(record.name, record.cpu_millis, record.memory, labels, speed=1.0, gpus=float(record.gpus),
+                              registry_bandwidth=mbps * MBIT))
+    if storage and not any(STORAGE in s.labels for s in specs):
+        name = "kube-storage"
+        while any(s.name == name for s in specs):
+            name += "-x"
+        first = {k: v for k, v in specs[0].labels.items() if k in (REGION, ZONE)}
+        specs.append(node(name, "storage", {**first, LOCALITY: "cloud", STORAGE: "minio"}, KUBE_CLOUD_MBPS * MBIT))
+    cluster = Cluster(specs, registry, StorageIndex())
+    for i, record in enumerate(records):
+        cluster.schedulable[i] = record.schedulable
+        for names, _size in record.images:
+            for name in names:
+                image = registry_image(registry, name)
+                if image is not None:
+                    cluster.cache_image(image, i)
+    region, zone = cluster.label_column(REGION), cluster.label_column(ZONE)
+    s = cluster.storage_nodes
+    same_zone = (zone[s][:, None] == zone[None, :]) & (zone[None, :] != "")
+    same_region = (region[s][:, None] == region[None, :]) & (region[None, :] != "")
+    bw = np.where(same_zone, 10000.0, np.where(same_region, 5000.0, 1000.0)) * MBIT
+    edge = cluster.label_equals(LOCALITY, "edge")
+    bw = np.minimum(bw, np.where(edge, cluster.registry_bandwidth, np.inf)[None, :])
+    cluster.set_storage_bandwidth(bw, bw.copy())
+    return cluster
+
+

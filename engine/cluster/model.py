@@ -1,0 +1,423 @@
+"""The cluster the scheduler places pods on: nodes as numpy columns, a container registry, a storage index.
+
+Nodes are fixed once the cluster is built (synthesizers in :mod:`engine.cluster.synth`, importers in
+:mod:`engine.cluster.importers`);
+what changes is their state: free cpu, memory and GPUs, the image cache, the pod count and whether a node
+is schedulable. Every column is indexed by node position, which is also the scheduler's scan order.
+
+Units: cpu in millicores, memory and image/data sizes in bytes, bandwidth in bytes per second.
+Labels follow Skippy (``locality.skippy.io/type``, ``capability.skippy.io/*``, ``data.skippy.io/storage``,
+``beta.kubernetes.io/arch``) and Kubernetes (``topology.kubernetes.io/region`` and ``/zone``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+
+ARCH = "beta.kubernetes.io/arch"
+LOCALITY = "locality.skippy.io/type"
+STORAGE = "data.skippy.io/storage"
+CAPABILITY = "capability.skippy.io"
+CAPABILITY_GPU = "capability.skippy.io/nvidia-gpu"
+REGION = "topology.kubernetes.io/region"
+ZONE = "topology.kubernetes.io/zone"
+NODE_CLASS = "node.scalelab.io/class"
+GPU_MODEL = "nvidia.com/gpu.product"
+RECEIVES_FROM = "data.skippy.io/receives-from-storage/path"
+SENDS_TO = "data.skippy.io/sends-to-storage/path"
+
+DEFAULT_CPU_MILLIS = 100  # Kubernetes' non-zero defaults, as in Skippy
+DEFAULT_MEMORY = 200 * MiB
+
+
+def normalize_image_name(image: str) -> str:
+    """Kubernetes-style image name: ``:latest`` is appended when there is no tag after the last ``/``."""
+    return image if image.rfind(":") > image.rfind("/") else image + ":latest"
+
+
+# --------------------------------------------------------------------------------------------- pods
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container of a pod: its image and its requests."""
+
+    image: str
+    cpu_millis: int = DEFAULT_CPU_MILLIS
+    memory: int = DEFAULT_MEMORY
+
+
+@dataclass(frozen=True)
+class Pod:
+    """What the scheduler places: containers, labels (capability and data-locality hints), GPU needs.
+
+    ``gpu_models`` lists acceptable GPU models (empty: any); ``node_labels_present`` / ``_absent`` are label
+    keys a node must have / must not have.
+    """
+
+    name: str
+    containers: tuple[Container, ...]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    gpus: float = 0.0
+    gpu_models: tuple[str, ...] = ()
+    node_labels_present: tuple[str, ...] = ()
+    node_labels_absent: tuple[str, ...] = ()
+
+    @cached_property
+    def cpu_millis(self) -> int:
+        return sum(c.cpu_millis for c in self.containers)
+
+    @cached_property
+    def memory(self) -> int:
+        return sum(c.memory for c in self.containers)
+
+    @cached_property
+    def images(self) -> tuple[str, ...]:
+        """Normalised image names, one per container (duplicates kept)."""
+        return tuple(normalize_image_name(c.image) for c in self.containers)
+
+
+# ------------------------------------------------------------------------------ registry and storage
+
+
+class ContainerRegistry:
+    """Images with their size per architecture; names are normalised, arch order is kept."""
+
+    def __init__(self, images: Mapping[str, Mapping[str, int]] | None = None):
+        self.names: list[str] = []
+        self.sizes: list[dict[str, int]] = []
+        self._index: dict[str, int] = {}
+        for name, sizes in (images or {}).items():
+            self.add(name, sizes)
+
+    def add(self, image: str, sizes: Mapping[str, int]) -> int:
+        """Register (or replace) an image; returns its index."""
+        name = normalize_image_name(image)
+        if name in self._index:
+            self.sizes[self._index[name]] = dict(sizes)
+        else:
+            self._index[name] = len(self.names)
+            self.names.append(name)
+            self.sizes.append(dict(sizes))
+        return self._index[name]
+
+    def index(self, image: str) -> int:
+        """Index of an image (raises KeyError for an unknown one)."""
+        return self._index[normalize_image_name(image)]
+
+    def __contains__(self, image: str) -> bool:
+        return normalize_image_name(image) in self._index
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class StorageIndex:
+    """Buckets on storage nodes and the data items in them (an in-memory object store index)."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[str, list[int]] = {}
+        self.items: dict[tuple[str, str], int] = {}
+
+    def make_bucket(self, bucket: str, node: int) -> None:
+        """Create ``bucket`` on node ``node`` (a bucket may live on several nodes)."""
+        nodes = self.buckets.setdefault(bucket, [])
+        if node not in nodes:
+            nodes.append(node)
+
+    def put(self, bucket: str, item: str, size: int) -> None:
+        """Store an item of ``size`` bytes on every node of its bucket."""
+        if not self.buckets.get(bucket):
+            raise KeyError(f"no nodes host bucket {bucket!r}")
+        self.items[(bucket, item)] = int(size)
+
+    def stat(self, path: str) -> tuple[str, int] | None:
+        """``"bucket/item"`` -> (bucket, size), or None when there is no such item."""
+        parts = path.split("/")
+        if len(parts) != 2 or tuple(parts) not in self.items:
+            return None
+        return parts[0], self.items[(parts[0], parts[1])]
+
+
+# ------------------------------------------------------------------------------------------- nodes
+
+
+@dataclass
+class NodeSpec:
+    """One node as a synthesizer or importer describes it, before it becomes a row of the columns."""
+
+    name: str
+    cpu_millis: int
+    memory: int
+    labels: dict[str, str]
+    speed: float = 1.0
+    gpus: float = 0.0
+    registry_bandwidth: float = 125e6
+
+
+class Cluster:
+    """Nodes as numpy columns plus the registry, the per-node image cache and the storage index."""
+
+    def __init__(self, nodes: Sequence[NodeSpec], registry: ContainerRegistry, storage: StorageIndex | None = None):
+        if not nodes:
+            raise ValueError("a cluster needs at least one node")
+        self.names: list[str] = [s.name for s in nodes]
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("node names must be unique")
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.n = len(nodes)
+        self.cpu_capacity = np.array([s.cpu_millis for s in nodes], dtype=np.int64)
+        self.memory_capacity = np.array([s.memory for s in nodes], dtype=np.int64)
+        self.gpu_capacity = np.array([s.gpus for s in nodes], dtype=np.float64)
+        self.cpu_free = self.cpu_capacity.copy()
+        self.memory_free = self.memory_capacity.copy()
+        self.gpu_free = self.gpu_capacity.copy()
+        self.speed = np.array([s.speed for s in nodes], dtype=np.float64)
+        self.registry_bandwidth = np.array([s.registry_bandwidth for s in nodes], dtype=np.float64)
+        self.pods = np.zeros(self.n, dtype=np.int64)
+        self.schedulable = np.ones(self.n, dtype=bool)
+
+        # labels: per key an int code column (-1 = absent) and the list of values
+        self.label_values: dict[str, list[str]] = {}
+        self.label_codes: dict[str, np.ndarray] = {}
+        self._value_code: dict[str, dict[str, int]] = {}
+        for i, spec in enumerate(nodes):
+            for key, value in spec.labels.items():
+                codes = self.label_codes.get(key)
+                if codes is None:
+                    codes = self.label_codes[key] = np.full(self.n, -1, dtype=np.int32)
+                    self.label_values[key] = []
+                    self._value_code[key] = {}
+                codes[i] = self._code(key, value)
+        if ARCH not in self.label_codes:
+            raise ValueError(f"every node needs the {ARCH} label")
+        self._mask_cache: dict[tuple, np.ndarray] = {}
+        self._static_table: dict[str, np.ndarray] | None = None
+
+        self.registry = registry
+        self.image_cached = np.zeros((len(registry), self.n), dtype=bool)
+        self.image_nodes = np.zeros(len(registry), dtype=np.int64)  # nodes holding each image
+        self._size_tables: dict[int, tuple[np.ndarray, int, dict]] = {}
+        self._size_columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+        self.storage = storage or StorageIndex()
+        self.storage_nodes = np.flatnonzero(self.has_label(STORAGE))
+        self.storage_row = np.full(self.n, -1, dtype=np.int64)
+        self.storage_row[self.storage_nodes] = np.arange(len(self.storage_nodes))
+        # bandwidth storage node -> node ("down") and node -> storage node ("up"), rows by storage_row
+        self.storage_down = np.full((len(self.storage_nodes), self.n), 125e6)
+        self.storage_up = self.storage_down.copy()
+        self._bucket_bw: dict[tuple[str, bool, bool, int], np.ndarray] = {}
+
+    # ---------------------------------------------------------------- labels
+    def _code(self, key: str, value: str) -> int:
+        codes = self._value_code[key]
+        if value not in codes:
+            codes[value] = len(self.label_values[key])
+            self.label_values[key].append(value)
+        return codes[value]
+
+    def label_code(self, key: str, value: str) -> int:
+        """Code of ``value`` in column ``key``; -2 (matches no node) when unknown."""
+        return self._value_code.get(key, {}).get(value, -2)
+
+    def has_label(self, key: str) -> np.ndarray:
+        """Boolean mask: nodes that carry label ``key`` (cached; labels do not change)."""
+        k = ("has", key)
+        if k not in self._mask_cache:
+            codes = self.label_codes.get(key)
+            self._mask_cache[k] = np.zeros(self.n, dtype=bool) if codes is None else codes >= 0
+        return self._mask_cache[k]
+
+    def label_equals(self, key: str, value: str) -> np.ndarray:
+        """Boolean mask: nodes whose label ``key`` equals ``value`` (cached)."""
+        k = ("eq", key, value)
+        if k not in self._mask_cache:
+            codes = self.label_codes.get(key)
+            self._mask_cache[k] = np.zeros(self.n, dtype=bool) if codes is None else codes == self.label_code(key, value)
+        return self._mask_cache[k]
+
+    def label_column(self, key: str, missing: str = "") -> np.ndarray:
+        """Values of label ``key`` as an object array (for tables, not hot paths)."""
+        codes = self.label_codes.get(key)
+        if codes is None:
+            return np.full(self.n, missing, dtype=object)
+        values = np.array([*self.label_values[key], missing], dtype=object)
+        return values[codes]  # code -1 picks the trailing ``missing``
+
+    def node_labels(self, node: int) -> dict[str, str]:
+        """All labels of one node as a dict."""
+        return {k: self.label_values[k][c[node]] for k, c in self.label_codes.items() if c[node] >= 0}
+
+    # ---------------------------------------------------------------- images
+    def image_index(self, image: str) -> int:
+        """Registry index of ``image``; grows the cache matrix when the registry gained images."""
+        idx = self.registry.index(image)
+        if idx >= self.image_cached.shape[0]:
+            grow = len(self.registry) - self.image_cached.shape[0]
+            self.image_cached = np.vstack([self.image_cached, np.zeros((grow, self.n), dtype=bool)])
+            self.image_nodes = np.concatenate([self.image_nodes, np.zeros(grow, dtype=np.int64)])
+        return idx
+
+    def image_size_table(self, image: int) -> tuple[np.ndarray, int]:
+        """(size per arch code, -1 where the image lacks that arch; code of the image's first arch)."""
+        sizes = self.registry.sizes[image]
+        cached = self._size_tables.get(image)
+        if cached is None or cached[2] is not sizes:
+            codes = [self._code(ARCH, arch) for arch in sizes]
+            table = np.full(len(self.label_values[ARCH]), -1, dtype=np.int64)
+            table[codes] = list(sizes.values())
+            cached = (table, codes[0] if codes else -1, sizes)
+        width = len(self.label_values[ARCH]) + 1  # the trailing -1 also serves nodes without an arch label
+        if len(cached[0]) < width:  # other images added archs since
+            cached = (np.concatenate([cached[0], np.full(width - len(cached[0]), -1, dtype=np.int64)]), *cached[1:])
+        self._size_tables[image] = cached
+        return cached[0], cached[1]
+
+    def image_size_column(self, image: int) -> np.ndarray:
+        """Size of ``image`` for each node's arch (-1 where the image lacks it), cached per image."""
+        table, _ = self.image_size_table(image)
+        column = self._size_columns.get(image)
+        if column is None or column[0] is not table:
+            column = self._size_columns[image] = (table, table[self.label_codes[ARCH]])
+        return column[1]
+
+    def image_size_on(self, image: int, node: int) -> int:
+        """Size of ``image`` for the node's arch (0 when the image lacks that arch)."""
+        table, _ = self.image_size_table(image)
+        return int(max(table[self.label_codes[ARCH][node]], 0))
+
+    def cache_image(self, image: str | int, node: int) -> None:
+        """Put an image into a node's cache (pre-pulled images)."""
+        idx = self.image_index(image) if isinstance(image, str) else image
+        if not self.image_cached[idx, node]:
+            self.image_cached[idx, node] = True
+            self.image_nodes[idx] += 1
+
+    # ---------------------------------------------------------------- storage bandwidth
+    def set_storage_bandwidth(self, down: np.ndarray, up: np.ndarray) -> None:
+        """Bandwidth matrices (storage nodes x nodes): storage -> node and node -> storage."""
+        shape = (len(self.storage_nodes), self.n)
+        if down.shape != shape or up.shape != shape:
+            raise ValueError(f"storage bandwidth must have shape {shape}")
+        self.storage_down = np.asarray(down, dtype=np.float64)
+        self.storage_up = np.asarray(up, dtype=np.float64)
+        self._bucket_bw.clear()
+
+    def bucket_bandwidth(self, bucket: str, down: bool = True, slowest: bool = True) -> np.ndarray:
+        """Per node the slowest (or fastest) bandwidth to/from the nodes of ``bucket`` (inf if it has none)."""
+        key = (bucket, down, slowest, len(self.storage.buckets.get(bucket, [])))
+        if key not in self._bucket_bw:
+            rows = self.storage_row[self.storage.buckets.get(bucket, [])]
+            rows = rows[rows >= 0]
+            matrix = (self.storage_down if down else self.storage_up)[rows]
+            if len(rows) == 0:
+                self._bucket_bw[key] = np.full(self.n, np.inf)
+            else:
+                self._bucket_bw[key] = matrix.min(axis=0) if slowest else matrix.max(axis=0)
+        return self._bucket_bw[key]
+
+    def in_bucket(self, bucket: str) -> np.ndarray:
+        """Boolean mask: nodes that host ``bucket`` (cached until the bucket gains a node)."""
+        members = self.storage.buckets.get(bucket, [])
+        key = ("bucket", bucket, len(members))
+        if key not in self._mask_cache:
+            mask = np.zeros(self.n, dtype=bool)
+            mask[members] = True
+            self._mask_cache[key] = mask
+        return self._mask_cache[key]
+
+    # ---------------------------------------------------------------- placement state
+    def missing_images(self, pod: Pod, node: int) -> list[str]:
+        """The pod's images (normalised, one per container) that ``node`` does not hold."""
+        return [image for image in pod.images if not self.image_cached[self.image_index(image), node]]
+
+    def place(self, pod: Pod, node: int) -> list[str]:
+        """Bind ``pod`` to ``node``: pull its images into the cache, take its requests. Returns the images pulled."""
+        needed = self.missing_images(pod, node)
+        for image in needed:
+            self.cache_image(image, node)
+        self.cpu_free[node] -= pod.cpu_millis
+        self.memory_free[node] -= pod.memory
+        self.gpu_free[node] -= pod.gpus
+        self.pods[node] += 1
+        return needed
+
+    def remove(self, pod: Pod, node: int) -> None:
+        """Unbind ``pod`` from ``node``: give its requests back; cached images stay."""
+        self.cpu_free[node] += pod.cpu_millis
+        self.memory_free[node] += pod.memory
+        self.gpu_free[node] += pod.gpus
+        self.pods[node] -= 1
+
+    def pull_seconds(self, images: Iterable[str], node: int) -> float:
+        """Seconds to pull ``images`` (each once) to ``node`` over its registry bandwidth."""
+        size = sum(self.image_size_on(self.image_index(image), node) for image in set(images))
+        return float(size / self.registry_bandwidth[node]) if size else 0.0
+
+    def transfer_seconds(self, pod: Pod, node: int) -> float:
+        """Seconds a job on ``node`` spends reading its input (and writing its output) over the fastest link."""
+        total = 0.0
+        for key, down in ((RECEIVES_FROM, True), (SENDS_TO, False)):
+            item = self.storage.stat(pod.labels.get(key, ""))
+            if item is None or self.in_bucket(item[0])[node]:
+                continue
+            total += float(item[1] / self.bucket_bandwidth(item[0], down=down, slowest=False)[node])
+        return total
+
+    # ---------------------------------------------------------------- tables
+    def node_table(self) -> pd.DataFrame:
+        """One row per node: identity, labels that matter, capacity, allocation, pods, schedulable."""
+        if self._static_table is None:  # labels and capacities never change: build their columns once
+            self._static_table = {
+                "name": np.array(self.names, dtype=object),
+                "region": self.label_column(REGION),
+                "zone": self.label_column(ZONE),
+                "locality": self.label_column(LOCALITY, "cloud"),
+                "node_class": self.label_column(NODE_CLASS),
+                "arch": self.label_column(ARCH),
+                "gpu_model": self.label_column(GPU_MODEL),
+                "storage": self.has_label(STORAGE),
+            }
+        st = self._static_table
+        return pd.DataFrame(
+            {
+                **{k: st[k] for k in ("name", "region", "zone", "locality", "node_class", "arch", "storage")},
+                "cpu_capacity": self.cpu_capacity,
+                "cpu_allocated": self.cpu_capacity - self.cpu_free,
+                "memory_capacity": self.memory_capacity,
+                "memory_allocated": self.memory_capacity - self.memory_free,
+                "gpu_capacity": self.gpu_capacity,
+                "gpu_allocated": self.gpu_capacity - self.gpu_free,
+                "gpu_model": st["gpu_model"],
+                "speed": self.speed,
+                "replicas": self.pods.copy(),
+                "schedulable": self.schedulable.copy(),
+            }
+        )
+
+
+def nodes_of(cluster: Cluster, nodes: Iterable[int | str]) -> np.ndarray:
+    """Node positions for names or positions."""
+    return np.array([cluster.index[n] if isinstance(n, str) else int(n) for n in nodes], dtype=np.int64)
+
+
+# ------------------------------------------------------------------------------------------ images
+
+#: Images every synthesized registry holds: size in bytes per architecture (first arch listed first).
+IMAGE_CATALOGUE: dict[str, dict[str, int]] = {
+    "scalelab/worker:1.0": {"amd64": 310 * MiB, "arm64": 290 * MiB, "arm": 270 * MiB},
+    "scalelab/worker-slim:1.0": {"amd64": 45 * MiB, "arm64": 42 * MiB, "arm": 40 * MiB},
+    "scalelab/preprocess:1.0": {"amd64": 120 * MiB, "arm64": 110 * MiB, "arm": 105 * MiB},
+    "scalelab/inference-gpu:1.0": {"amd64": 2100 * MiB, "arm64": 1500 * MiB},
+    "scalelab/analytics:1.0": {"amd64": 820 * MiB},
+}
+
+WORKER_INPUT = "worker-input/window"  # bucket/item the worker pods read when worker_input_mib > 0

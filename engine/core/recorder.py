@@ -1,0 +1,264 @@
+"""What a run records: tables declared once, with typed columns and documentation, handed out as DataFrames.
+
+Each producer declares its tables (:class:`TableSpec`, a list of :class:`Column`) next to its code and the
+:class:`Recorder` stores them as columns of plain lists (cheap appends). A table may be *bounded*: it keeps
+its newest ``bound`` rows (at least), while row numbers stay absolute, so a reader that asks for "rows
+from N on" (a view fed incrementally, by row offset) never sees a row twice or misses one that is still
+kept. A table appended in blocks (``layout="blocks"``: a placement's nodes x priorities breakdown) keeps
+whole blocks of numpy arrays, so a large block costs no per-value work.
+
+Column dtypes: ``float64``, ``int64``, ``bool``, ``string`` (pandas' nullable string), ``Int64`` (nullable
+integer), ``Float64`` (nullable float). ``None`` is the missing value for the nullable kinds and NaN for
+``float64``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DTYPES = ("float64", "int64", "bool", "string", "Int64", "Float64")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name, dtype (one of :data:`DTYPES`) and what it holds."""
+
+    name: str
+    dtype: str
+    doc: str
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"column {self.name}: dtype {self.dtype!r}; allowed: {', '.join(DTYPES)}")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table's declaration: name, columns in order, what one row is, and an optional row bound."""
+
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+    bound: int | None = None  # keep only the newest rows
+    layout: str = "rows"  # "rows": appended row by row; "blocks": appended as blocks of arrays
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def describe(self) -> pd.DataFrame:
+        """The declaration as a small table (column, dtype, doc), for documentation and notebooks."""
+        return pd.DataFrame({"column": self.names, "dtype": [c.dtype for c in self.columns], "doc": [c.doc for c in self.columns]})
+
+
+def table(name: str, doc: str, columns: Iterable[tuple[str, str, str]], bound: int | None = None, layout: str = "rows") -> TableSpec:
+    """Shorthand: ``table("events", "...", [("time", "float64", "simulated seconds"), ...])``."""
+    return TableSpec(name, doc, tuple(Column(*c) for c in columns), bound, layout)
+
+
+@dataclass
+class _Store:
+    spec: TableSpec
+    columns: dict[str, list] = field(default_factory=dict)
+    offset: int = 0  # absolute number of the first row kept
+
+    def __post_init__(self) -> None:
+        self.columns = {c: [] for c in self.spec.names}
+
+    @property
+    def kept(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def trim(self) -> None:
+        bound = self.spec.bound
+        if bound is not None and self.kept > 2 * bound:  # trim in chunks: appends stay cheap
+            drop = self.kept - bound
+            for col in self.columns.values():
+                del col[:drop]
+            self.offset += drop
+
+
+@dataclass
+class _BlockStore:
+    spec: TableSpec
+    blocks: list[tuple[int, dict[str, np.ndarray]]] = field(default_factory=list)  # (first row, columns)
+    total: int = 0  # rows ever appended
+    offset: int = 0
+
+    @property
+    def kept(self) -> int:
+        return self.total - self.offset
+
+    def add(self, columns: Mapping[str, Sequence | np.ndarray]) -> tuple[int, int]:
+        block = {c: np.asarray(columns[c]) for c in self.spec.names}
+        n = len(next(iter(block.values()))) if block else 0
+        if any(len(v) != n for v in block.values()):
+            raise ValueError(f"table {self.spec.name}: columns of a block differ in length")
+        start = self.total
+        self.blocks.append((start, block))
+        self.total += n
+        bound = self.spec.bound
+        while bound is not None and len(self.blocks) > 1 and self.total - self.blocks[1][0] >= bound:
+            self.blocks.pop(0)
+        self.offset = self.blocks[0][0] if self.blocks else self.total
+        return start, self.total
+
+    def rows(self, lo: int, hi: int) -> dict[str, list | np.ndarray]:
+        parts = [(s, b) for s, b in self.blocks if s < hi and s + len(next(iter(b.values()))) > lo]
+        out = {}
+        for c in self.spec.names:
+            pieces = [b[c][max(lo - s, 0) : hi - s] for s, b in parts]
+            out[c] = np.concatenate(pieces) if pieces else np.zeros(0)
+        return out
+
+
+def _series(values: list | np.ndarray, dtype: str) -> pd.Series | np.ndarray:
+    if isinstance(values, np.ndarray) and dtype not in ("float64", "int64", "bool"):
+        values = values.tolist()
+    if dtype == "float64":
+        return np.asarray(values, dtype=np.float64) if len(values) else np.zeros(0)
+    if dtype == "int64":
+        return np.asarray(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+    if dtype == "bool":
+        return np.asarray(values, dtype=bool) if len(values) else np.zeros(0, dtype=bool)
+    return pd.array(values, dtype=dtype)
+
+
+class Recorder:
+    """The tables of one run. Producers :meth:`declare` their tables, then :meth:`append` rows."""
+
+    def __init__(self, specs: Iterable[TableSpec] = ()) -> None:
+        self._stores: dict[str, _Store | _BlockStore] = {}
+        self._provided: dict[str, tuple[TableSpec, Callable[[], Sequence[Sequence[Any]] | None]]] = {}
+        for spec in specs:
+            self.declare(spec)
+
+    def declare(self, spec: TableSpec) -> None:
+        """Add a table (a name can be declared once)."""
+        if spec.name in self._stores or spec.name in self._provided:
+            raise ValueError(f"table {spec.name!r} is declared twice")
+        self._stores[spec.name] = _BlockStore(spec) if spec.layout == "blocks" else _Store(spec)
+
+    def provide(self, spec: TableSpec, rows: Callable[[], Sequence[Sequence[Any]] | None]) -> None:
+        """Declare a table whose rows its producer keeps (``rows()`` in column order; None: not recorded in this run).
+
+        For a table whose rows change after they are written (a job's ``aborted`` flag), read at :meth:`frame` time.
+        """
+        if spec.name in self._stores or spec.name in self._provided:
+            raise ValueError(f"table {spec.name!r} is declared twice")
+        self._provided[spec.name] = (spec, rows)
+
+    @property
+    def specs(self) -> dict[str, TableSpec]:
+        return {**{name: s.spec for name, s in self._stores.items()}, **{name: p[0] for name, p in self._provided.items()}}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._stores or name in self._provided
+
+    def recorded(self, name: str) -> bool:
+        """Does this run hold the table (a provided table may be switched off, e.g. jobs without run.record_jobs)?"""
+        return name in self._stores or (name in self._provided and self._provided[name][1]() is not None)
+
+    def append(self, name: str, row: Mapping[str, Any]) -> int:
+        """Append one row (every declared column must be given); returns its absolute row number."""
+        store = self._stores[name]
+        for c, col in store.columns.items():
+            col.append(row[c])
+        number = store.offset + store.kept - 1
+        store.trim()
+        return number
+
+    def extend(self, name: str, columns: Mapping[str, Sequence | np.ndarray]) -> tuple[int, int]:
+        """Append a block of rows given column-wise; returns the absolute row range ``[start, stop)``."""
+        store = self._stores[name]
+        if isinstance(store, _BlockStore):
+            return store.add(columns)
+        start = store.offset + store.kept
+        n = None
+        for c, col in store.columns.items():
+            values = columns[c]
+            values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+            if n is None:
+                n = len(values)
+            elif len(values) != n:
+                raise ValueError(f"table {name}: column {c} has {len(values)} values, expected {n}")
+            col.extend(values)
+        store.trim()
+        return start, start + (n or 0)
+
+    def appender(self, name: str) -> Callable[[Sequence[Any]], None]:
+        """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only)."""
+        store = self._stores[name]
+        if isinstance(store, _BlockStore) or store.spec.bound is not None:
+            raise ValueError(f"table {name}: a positional appender needs an unbounded row table")
+        cols = list(store.columns.values())
+
+        def add(values: Sequence[Any]) -> None:
+            for col, v in zip(cols, values, strict=True):
+                col.append(v)
+
+        return add
+
+    def count(self, name: str) -> int:
+        """Rows ever appended to a table (absolute; a bounded table keeps only the newest)."""
+        if name in self._provided:
+            return len(self._provided[name][1]() or ())
+        store = self._stores[name]
+        return store.offset + store.kept
+
+    def first_kept(self, name: str) -> int:
+        """Absolute number of the oldest row a bounded table still holds."""
+        return self._stores[name].offset if name in self._stores else 0
+
+    def raw(self, name: str) -> dict[str, list] | list[tuple[int, dict[str, np.ndarray]]]:
+        """What a table keeps in memory (column lists, or blocks of arrays), for measuring its size."""
+        store = self._stores[name]
+        return store.blocks if isinstance(store, _BlockStore) else store.columns
+
+    def column(self, name: str, column: str) -> list:
+        """One column's kept values of a row table (the live list, not a copy: read it, do not modify it)."""
+        store = self._stores[name]
+        if isinstance(store, _BlockStore):
+            raise ValueError(f"table {name}: a block table has no single column list; use frame()")
+        return store.columns[column]
+
+    def frame(self, name: str, start: int = 0, stop: int | None = None) -> pd.DataFrame:
+        """Rows ``[start, stop)`` (absolute numbers; rows no longer kept are left out) with the declared dtypes."""
+        if name in self._provided:
+            spec, rows = self._provided[name]
+            got = list(rows() or ())[start:stop]
+            df = pd.DataFrame({c.name: _series([r[i] for r in got], c.dtype) for i, c in enumerate(spec.columns)})
+            df.index = pd.RangeIndex(start, start + len(df))
+            return df
+        store = self._stores[name]
+        lo = max(start - store.offset, 0)
+        hi = store.kept if stop is None else max(min(stop - store.offset, store.kept), lo)
+        if isinstance(store, _BlockStore):
+            raw = store.rows(store.offset + lo, store.offset + hi)
+        else:
+            raw = {c: col[lo:hi] for c, col in store.columns.items()}
+        out = {c.name: _series(raw[c.name], c.dtype) for c in store.spec.columns}
+        df = pd.DataFrame(out)
+        df.index = pd.RangeIndex(store.offset + lo, store.offset + lo + len(df))
+        return df
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table this run holds, whole (what is kept)."""
+        return {name: self.frame(name) for name in self if self.recorded(name)}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._stores, *self._provided])
+
+
+def frame_digest(df: pd.DataFrame) -> str:
+    """A stable digest of a DataFrame's values (identical frames, identical digests)."""
+    h = hashlib.sha256()
+    h.update(",".join(df.columns).encode())
+    h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return h.hexdigest()

@@ -1,0 +1,1 @@
+"""Headless runs: the command line and Dask parameter sweeps."""

@@ -1,0 +1,277 @@
+"""The scheduling loop: filter (with percentage_of_nodes_to_score and a round-robin start), weighted scoring, pick, bind.
+
+Two modes, set by ``SchedulerParams.mode``. ``skippy`` reproduces edgerun-skippy-core 0.1.1 placement for
+placement (tests/engine/test_skippy_parity.py); ``kube`` follows current kube-scheduler. What differs:
+
+=========================  ==============================================  ==============================================
+aspect                     skippy                                          kube
+=========================  ==============================================  ==============================================
+scale                      0-10, Python ``int()`` truncations              0-100, Go integer arithmetic
+BalancedResource           pod request / *remaining* capacity,             same as BalancedAllocation (no such plugin)
+                           trunc((1 - |cf - mf|) * 10)
+BalancedAllocation         k8s 1.13: (used + pod) / capacity, >= 1 -> 0    current: fractions capped at 1, std = |f1-f2|/2
+LeastAllocated             k8s 1.13 LeastRequested, 0-10                   NodeResourcesFit LeastAllocated, 0-100
+ImageLocality              sum clamped to [23 MiB, 1000 MiB]               upper clamp 1000 MiB x containers
+LatencyAwareImageLocality  trunc(s); 10 (max - t + min) / max (the         seconds; DefaultNormalizeScore reversed
+                           slowest keeps 10 min/max, not 0)
+DataLocality               trunc(s) over the *slowest* bucket replica;     seconds over the fastest replica;
+                           inverse min-max                                 DefaultNormalizeScore reversed
+Capability                 min-max                                         DefaultNormalizeScore
+ties                       first maximum in scan order                     uniform among maxima (seeded rng), else first
+next scan start            after the last feasible node found (drifts      after the nodes visited
+                           back past infeasible nodes at 100%)
+sampling cut-off           all nodes below 5 nodes; float percentage       all nodes below 100; integer percentage
+=========================  ==============================================  ==============================================
+
+Both modes share the predicates (unschedulable, cpu/memory/GPU fit, no storage nodes, GPU model, the pod's
+label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+Not modelled in kube mode: zone interleaving of the node list, parallel filtering, taints and affinities.
+
+Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
+of one node. Every decision can hand out its breakdown as a DataFrame.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.cluster.model import Cluster, Pod
+from engine.core.params import tunable_names
+from engine.scheduling.balanced import BalancedAllocation, BalancedResource
+from engine.scheduling.base import Predicate, Priority, ScoringContext
+from engine.scheduling.capability import Capability
+from engine.scheduling.data_locality import DataLocality
+from engine.scheduling.image_locality import ImageLocality, LatencyAwareImageLocality
+from engine.scheduling.least_allocated import LeastAllocated
+from engine.scheduling.locality_type import LocalityType
+from engine.scheduling.params import SchedulerParams, weight_name
+from engine.scheduling.predicates import default_predicates
+
+#: Every priority, in the order the weighted sum adds them (Skippy's default order first).
+PRIORITIES: tuple[Priority, ...] = (
+    BalancedResource(),
+    LatencyAwareImageLocality(),
+    LocalityType(),
+    DataLocality(),
+    Capability(),
+    ImageLocality(),
+    BalancedAllocation(),
+    LeastAllocated(),
+)
+
+
+def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
+    """How many feasible nodes the filter looks for (Skippy's and kube's numFeasibleNodesToFind)."""
+    cutoff = 5 if mode == "skippy" else 100
+    if n < cutoff or percentage >= 100:
+        return n
+    if mode == "skippy":
+        p: float = percentage if percentage > 0 else max(50 - n / 125, 5)
+        return max(int(n * p / 100), 100)
+    p_int = percentage if percentage > 0 else max(50 - n // 125, 5)
+    return max(n * p_int // 100, 100)
+
+
+def scan(passes: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
+    """Walk the nodes cyclically from ``start``; return the first ``k`` that pass and how many nodes were visited."""
+    n = len(passes)
+    if start == 0:
+        found = np.flatnonzero(passes)
+    else:
+        found = np.concatenate((np.flatnonzero(passes[start:]) + start, np.flatnonzero(passes[:start])))
+    if len(found) > k:
+        found = found[:k]
+        return found, int((found[-1] - start) % n) + 1
+    return found, n
+
+
+@dataclass
+class PriorityResult:
+    """One priority's view of one decision: raw values and scores of the scored nodes, and its weight."""
+
+    name: str
+    weight: float
+    raw: np.ndarray
+    score: np.ndarray
+
+
+@dataclass
+class PlacementDecision:
+    """The outcome of scheduling one pod, with what is needed to explain it."""
+
+    pod: Pod
+    node: int | None
+    node_name: str | None
+    feasible: int
+    score: float
+    needed_images: list[str] | None
+    nodes: np.ndarray  # scored nodes, in scan order
+    total: np.ndarray
+    priorities: list[PriorityResult]
+    predicate_masks: list[tuple[str, np.ndarray]]
+    node_names: Sequence[str] = field(repr=False)
+    start_index: int = 0
+
+    def breakdown_columns(self) -> dict[str, np.ndarray]:
+        """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
+
+        ``reason`` is the first predicate that rejected the node, "not scored" for feasible nodes beyond
+        percentage_of_nodes_to_score, and "" for scored nodes. Scores of unscored nodes are NaN.
+        """
+        n = len(self.node_names)
+        passes = np.ones(n, dtype=bool)
+        reason = np.full(n, "", dtype=object)
+        for name, mask in reversed(self.predicate_masks):  # reversed: the first failing predicate wins
+            reason[~mask] = name
+            passes &= mask
+        scored = np.zeros(n, dtype=bool)
+        scored[self.nodes] = True
+        reason[passes & ~scored] = "not scored"
+        total = np.full(n, np.nan)
+        total[self.nodes] = self.total
+        scan_position = np.full(n, -1)
+        scan_position[self.nodes] = np.arange(len(self.nodes))
+        winner = np.zeros(n, dtype=bool)
+        if self.node is not None:
+            winner[self.node] = True
+        priorities = self.priorities or [PriorityResult("", 0.0, np.zeros(0), np.zeros(0))]
+        k = len(priorities)
+        raw, score = np.full((k, n), np.nan), np.full((k, n), np.nan)
+        for i, p in enumerate(priorities):
+            raw[i, self.nodes], score[i, self.nodes] = p.raw, p.score
+        weight = np.repeat([p.weight for p in priorities], n).astype(float)
+        return {
+            "node": np.tile(np.asarray(self.node_names, dtype=object), k),
+            "node_index": np.tile(np.arange(n), k),
+            "scan_position": np.tile(scan_position, k),
+            "priority": np.repeat(np.array([p.name for p in priorities], dtype=object), n),
+            "raw": raw.ravel(),
+            "score": score.ravel(),
+            "weight": weight,
+            "weighted": score.ravel() * weight,
+            "total": np.tile(total, k),
+            "feasible": np.tile(passes, k),
+            "reason": np.tile(reason, k),
+            "winner": np.tile(winner, k),
+        }
+
+    def breakdown(self) -> pd.DataFrame:
+        """Long table, one row per node x priority: raw, score, weight, weighted, total, feasible, reason, winner."""
+        return pd.DataFrame(self.breakdown_columns())
+
+
+class Scheduler:
+    """Places pods on a :class:`Cluster`; weights and mode are read from ``params`` at every decision.
+
+    ``explain=True`` also computes zero-weight priorities so that breakdowns show every priority (it does
+    not change placements). ``rng`` breaks kube-mode ties at random; without it the first maximum wins.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        params: SchedulerParams | None = None,
+        rng: np.random.Generator | None = None,
+        predicates: Sequence[Predicate] | None = None,
+        priorities: Sequence[Priority] = PRIORITIES,
+        explain: bool = False,
+    ):
+        self.cluster = cluster
+        self.params = params if params is not None else SchedulerParams()
+        self.rng = rng
+        self.priorities = tuple(priorities)
+        self.explain = explain
+        self.start_index = 0
+        self._predicates = list(predicates) if predicates is not None else None
+        self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
+        self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
+        me = weakref.ref(self)  # the watcher must not keep a discarded scheduler (and its cluster) alive
+
+        def params_changed(*events: object) -> None:
+            scheduler = me()
+            if scheduler is not None:
+                scheduler._settings = None
+
+        self.params.param.watch(params_changed, tunable_names(self.params))
+
+    def settings(self) -> tuple[str, int, bool, list[float]]:
+        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority), read once per change."""
+        if self._settings is None:
+            p = self.params
+            weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
+            self._settings = (p.mode, p.percentage_of_nodes_to_score, bool(p.avoid_storage_nodes), weights)
+        return self._settings
+
+    def predicates(self) -> list[Predicate]:
+        """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
+        if self._predicates is not None:
+            return self._predicates
+        return self._default_predicates[self.settings()[2]]
+
+    def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
+        """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
+        cluster = self.cluster
+        mode, percentage, _, weights = self.settings()
+        n = cluster.n
+        masks = []
+        for predicate in self.predicates():
+            mask = predicate.mask(cluster, pod)
+            if mask is not None:
+                masks.append((predicate.name, mask))
+        passes = masks[0][1] if len(masks) == 1 else np.logical_and.reduce([m for _, m in masks]) if masks else np.ones(n, bool)
+        start = self.start_index
+        nodes, visited = scan(passes, start, feasible_nodes_to_find(n, percentage, mode))
+        if mode == "skippy":
+            if len(nodes):
+                self.start_index = (int(nodes[-1]) + 1) % n
+        else:
+            self.start_index = (start + visited) % n
+
+        ctx = ScoringContext(cluster, pod, nodes, mode)
+        total = np.zeros(len(nodes))
+        results = []
+        if len(nodes):
+            for priority, weight in zip(self.priorities, weights, strict=True):
+                if weight == 0 and not self.explain:
+                    continue
+                raw = priority.raw(ctx)
+                score = priority.normalize(ctx, raw)
+                total = weight * score + total  # Skippy's order: weighted scores plus the running sum
+                results.append(PriorityResult(priority.name, weight, raw, score))
+
+        node: int | None = None
+        best = 0.0
+        needed = None
+        if len(nodes):
+            pick = int(np.argmax(total))
+            if mode == "kube" and self.rng is not None:
+                ties = np.flatnonzero(total == total[pick])
+                if len(ties) > 1:
+                    pick = int(ties[self.rng.integers(len(ties))])
+            node, best = int(nodes[pick]), float(total[pick])
+            needed = cluster.missing_images(pod, node)
+            if bind:
+                cluster.place(pod, node)
+        return PlacementDecision(
+            pod=pod,
+            node=node,
+            node_name=None if node is None else cluster.names[node],
+            feasible=len(nodes),
+            score=best,
+            needed_images=needed,
+            nodes=nodes,
+            total=total,
+            priorities=results,
+            predicate_masks=masks,
+            node_names=cluster.names,
+            start_index=start,
+        )
+
+    def cost_seconds(self, decision: PlacementDecision) -> float:
+        """Simulated time the decision took: a fixed cost plus a cost per node scored."""
+        return self.params.schedule_fixed_cost + self.params.schedule_cost_per_node * decision.feasible

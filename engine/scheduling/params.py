@@ -1,0 +1,73 @@
+"""The scheduler's tunables: scoring mode, one weight per priority, sampling and the simulated cost model."""
+
+from __future__ import annotations
+
+import param
+
+from engine.core.params import ParamError, Section
+
+SKIPPY_PRIORITIES = ("balanced_resource", "latency_aware_image_locality", "locality_type", "data_locality", "capability")
+KUBE_PRIORITIES = ("image_locality", "balanced_allocation", "least_allocated")
+#: Priority keys in the order the weighted sum adds them (Skippy's order first, as its float sums require).
+PRIORITY_KEYS = SKIPPY_PRIORITIES + KUBE_PRIORITIES
+
+PRESETS: dict[str, dict[str, float]] = {
+    "skippy default": {k: (1.0 if k in SKIPPY_PRIORITIES else 0.0) for k in PRIORITY_KEYS},
+    "kube default": {k: (1.0 if k in KUBE_PRIORITIES else 0.0) for k in PRIORITY_KEYS},
+}
+
+
+def weight_name(priority_key: str) -> str:
+    """Name of the SchedulerParams parameter holding a priority's weight."""
+    return f"weight_{priority_key}"
+
+
+def _weight(default: float, doc: str) -> param.Number:
+    return param.Number(default, bounds=(0.0, 100.0), step=0.5, doc=doc)
+
+
+class SchedulerParams(Section):
+    """Where worker pods go: predicates, then weighted priorities, then the best node."""
+
+    key = "scheduler"
+
+    mode = param.Selector(
+        default="skippy",
+        objects=["skippy", "kube"],
+        doc="Scoring rules: 'skippy' reproduces edgerun-skippy-core 0.1.1 (0-10 scale); 'kube' follows current kube-scheduler (0-100).",
+    )
+    weight_balanced_resource = _weight(1.0, "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike.")
+    weight_latency_aware_image_locality = _weight(1.0, "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest.")
+    weight_locality_type = _weight(1.0, "Skippy LocalityType: prefer edge nodes (locality.skippy.io/type=edge).")
+    weight_data_locality = _weight(1.0, "Skippy DataLocality: prefer nodes with fast links to the storage nodes holding the pod's data.")
+    weight_capability = _weight(1.0, "Skippy Capability: prefer nodes offering the capabilities the pod's labels ask for.")
+    weight_image_locality = _weight(0.0, "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread.")
+    weight_balanced_allocation = _weight(0.0, "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced.")
+    weight_least_allocated = _weight(0.0, "Kubernetes NodeResourcesFit (LeastAllocated): prefer the emptiest nodes, spreading load.")
+    percentage_of_nodes_to_score = param.Integer(
+        100, bounds=(0, 100), doc="Stop filtering after this share of the nodes passed (0: adaptive, 50% minus 1% per 125 nodes, at least 5%; never fewer than 100 nodes)."
+    )
+    avoid_storage_nodes = param.Boolean(True, doc="Never place pods on storage nodes (Skippy's default label-absence predicate).")
+    schedule_fixed_cost = param.Number(0.005, bounds=(0.0, 60.0), step=0.001, doc="Simulated seconds one scheduling decision costs, whatever the cluster size.")
+    schedule_cost_per_node = param.Number(1e-5, bounds=(0.0, 1.0), step=1e-5, doc="Simulated seconds added per node scored.")
+
+    @classmethod
+    def preset(cls, name: str) -> dict[str, float]:
+        """Weights of a preset ('skippy default' or 'kube default') keyed by parameter name."""
+        if name not in PRESETS:
+            raise ParamError("scheduler.preset", f"{name!r} is not allowed; allowed: {', '.join(map(repr, PRESETS))}")
+        return {weight_name(k): w for k, w in PRESETS[name].items()}
+
+    def apply_preset(self, name: str) -> None:
+        """Set every weight to a preset's value."""
+        self.param.update(**self.preset(name))
+
+    def weights(self) -> dict[str, float]:
+        """Current weights keyed by priority key."""
+        return {k: getattr(self, weight_name(k)) for k in PRIORITY_KEYS}
+
+    def check(self) -> None:
+        pass
+
+
+

@@ -1,0 +1,88 @@
+"""Filter predicates: each returns a pass mask over all nodes (None when every node passes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.cluster.model import GPU_MODEL, STORAGE, Cluster, Pod
+from engine.scheduling.base import Predicate
+
+
+class NodeUnschedulable(Predicate):
+    """Cordoned or failed nodes take no pods."""
+
+    name = "NodeUnschedulable"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        return None if cluster.schedulable.all() else cluster.schedulable.copy()
+
+
+class PodFitsResources(Predicate):
+    """The pod's summed cpu and memory requests (and GPUs, if any) fit what is left on the node."""
+
+    name = "PodFitsResources"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        fits = (cluster.memory_free >= pod.memory) & (cluster.cpu_free >= pod.cpu_millis)
+        if pod.gpus > 0:
+            fits &= cluster.gpu_free >= pod.gpus
+        return fits
+
+
+class GpuModel(Predicate):
+    """A pod that lists acceptable GPU models only goes to nodes with one of them."""
+
+    name = "GpuModel"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        if pod.gpus <= 0 or not pod.gpu_models:
+            return None
+        return np.logical_or.reduce([cluster.label_equals(GPU_MODEL, m) for m in pod.gpu_models])
+
+
+class NodeLabelPresence(Predicate):
+    """Every key present (``present=True``) or none of them present (``present=False``); values are not checked."""
+
+    name = "NodeLabelPresence"
+
+    def __init__(self, keys: Sequence[str], present: bool = True, name: str | None = None):
+        self.name = name or self.name
+        self.keys = tuple(keys)
+        self.present = present
+        self._cache: dict[int, np.ndarray] = {}
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        if not self.keys:
+            return None
+        cached = self._cache.get(id(cluster))
+        if cached is None:
+            has = [cluster.has_label(k) for k in self.keys]
+            cached = np.logical_and.reduce(has) if self.present else ~np.logical_or.reduce(has)
+            self._cache = {id(cluster): cached}
+        return cached
+
+
+class PodNodeLabels(Predicate):
+    """The pod's own label constraints: ``node_labels_present`` and ``node_labels_absent``."""
+
+    name = "PodNodeLabels"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        if not pod.node_labels_present and not pod.node_labels_absent:
+            return None
+        ok = np.ones(cluster.n, dtype=bool)
+        for key in pod.node_labels_present:
+            ok &= cluster.has_label(key)
+        for key in pod.node_labels_absent:
+            ok &= ~cluster.has_label(key)
+        return ok
+
+
+def default_predicates(avoid_storage_nodes: bool = True) -> list[Predicate]:
+    """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable check and the GPU/label filters."""
+    predicates: list[Predicate] = [NodeUnschedulable(), PodFitsResources()]
+    if avoid_storage_nodes:
+        predicates.append(NodeLabelPresence([STORAGE], present=False, name="NoStorageNode"))
+    return [*predicates, GpuModel(), PodNodeLabels()]

@@ -1,0 +1,343 @@
+"""Where a platform's pods land: the one placement service every platform calls, and the sole owner of image state.
+
+Interface (platforms keep to it)::
+
+    service = PlacementService(cluster_params, scheduler_params, rng, recorder)   # builds the cluster (seeded) and scheduler
+    service.request(owner, now) -> Placement | None   # place a worker pod; None: pending (FIFO, retried later)
+    service.image_wait(placement, now) -> float       # seconds until the pod's image is on its node (shared pulls)
+    service.release(owner, now) -> list[Placement]    # the owner is gone (not on suspend): frees capacity, retries pending
+    service.retry_pending(now) -> list[Placement]     # pending pods placed now, in FIFO order
+    service.fail_node(node, now) -> list[int]         # node unschedulable; returns the owners that were on it
+    service.recover_node(node, now) -> list[Placement]  # node schedulable again; retries pending
+    service.pending                                   # owners waiting for capacity, oldest first
+
+What it records (tables declared here, see :data:`PLACEMENTS`, :data:`BREAKDOWNS`, :data:`NODES`): the nodes
+once; one ``placements`` row per bind, pending attempt, release and loss; the nodes x priorities breakdown
+of the newest ``history`` decisions. Views build the placement and score heatmaps from these tables alone.
+
+A :class:`Placement` tells the platform what the node means for the pod: ``pull_seconds`` (missing image
+bytes over the node's registry bandwidth), ``schedule_seconds`` (the scheduler's simulated cost: fixed + per
+node scored; never wall clock), ``speed_factor`` (divide job service times by it) and
+``storage_seconds_per_job`` (transfer of each job's input over the node's fastest link to the data).
+
+Image state has one owner: the scheduler's view (``Cluster.image_cached``, updated when a pod is bound, as
+Skippy does) and the time each (node, image) pull completes, which pods bound meanwhile share
+(:meth:`PlacementService.image_wait`, as a kubelet pulls an image once).
+
+The worker pod spec comes from ``ClusterParams`` at each request and the scheduler's weights and mode from
+``SchedulerParams`` at each decision, so changes made live apply to the next placement; the topology
+parameters take effect only when a new service is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from engine.cluster.build import build_cluster
+from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, Pod
+from engine.cluster.params import ClusterParams
+from engine.core.recorder import Recorder, TableSpec, table
+from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
+from engine.scheduling.params import SchedulerParams
+
+NODES = table(
+    "nodes",
+    "One row per node of the cluster, written when the cluster is built (positions are the scheduler's scan order).",
+    [
+        ("node_index", "int64", "position of the node in the cluster"),
+        ("node", "string", "node name"),
+        ("region", "string", "topology.kubernetes.io/region"),
+        ("zone", "string", "topology.kubernetes.io/zone"),
+        ("locality", "string", "locality.skippy.io/type (edge | cloud)"),
+        ("node_class", "string", "device or instance class"),
+        ("arch", "string", "CPU architecture"),
+        ("gpu_model", "string", "GPU model ('' without GPUs)"),
+        ("storage", "bool", "a storage node (holds data buckets)"),
+        ("cpu_capacity", "int64", "allocatable cpu, millicores"),
+        ("memory_capacity", "int64", "allocatable memory, bytes"),
+        ("gpu_capacity", "float64", "GPUs"),
+        ("speed", "float64", "job speed factor (service times are divided by it)"),
+        ("registry_bandwidth", "float64", "bytes per second from the image registry"),
+        ("schedulable", "bool", "schedulable when the run started (a cordoned node is not)"),
+    ],
+)
+
+PLACEMENTS = table(
+    "placements",
+    "One row per thing the placement service did to a pod: bind, pending (no feasible node), release, lost (node failed).",
+    [
+        ("time", "float64", "simulated seconds"),
+        ("action", "string", "bind | pending | release | lost"),
+        ("pod", "string", "pod name"),
+        ("owner", "int64", "what the pod belongs to (the worker VM's id)"),
+        ("node", "string", "node name (missing for pending)"),
+        ("node_index", "Int64", "node position (missing for pending)"),
+        ("feasible", "Int64", "bind/pending: feasible nodes the filter found"),
+        ("score", "Float64", "bind: the chosen node's weighted score"),
+        ("pull_s", "Float64", "bind: seconds to pull the images the node lacks over its registry link"),
+        ("schedule_s", "Float64", "bind/pending: simulated seconds the decision took (fixed + per node scored)"),
+        ("speed", "Float64", "bind: the node's job speed factor"),
+        ("storage_s", "Float64", "bind: seconds per job to read (and write) its data over the node's link"),
+        ("cpu_millis", "int64", "the pod's cpu request, millicores"),
+        ("memory", "int64", "the pod's memory request, bytes"),
+        ("gpus", "float64", "the pod's GPU request"),
+        ("mode", "string", "bind/pending: scheduler mode (skippy | kube)"),
+        ("decision", "Int64", "bind/pending: the decision's number (its breakdown rows carry it)"),
+    ],
+)
+
+BREAKDOWN_COLUMNS = (
+    ("decision", "int64", "the decision's number (placements.decision)"),
+    ("node", "string", "node name"),
+    ("node_index", "int64", "node position"),
+    ("scan_position", "int64", "position among the scored nodes (-1: not scored)"),
+    ("priority", "string", "priority function"),
+    ("raw", "float64", "the priority's raw value (NaN: not scored)"),
+    ("score", "float64", "the priority's normalised score (skippy 0-10, kube 0-100)"),
+    ("weight", "float64", "the priority's weight at the decision"),
+    ("weighted", "float64", "score x weight"),
+    ("total", "float64", "the node's weighted sum (NaN: not scored)"),
+    ("feasible", "bool", "the node passed every predicate"),
+    ("reason", "string", "first predicate that rejected the node, 'not scored', or ''"),
+    ("winner", "bool", "the chosen node"),
+)
+
+
+def breakdowns_spec(history: int, nodes: int) -> TableSpec:
+    """The ``breakdowns`` table, bounded to the newest ``history`` decisions on ``nodes`` nodes."""
+    return table(
+        "breakdowns",
+        f"Nodes x priorities of the newest {history} placement decisions (one block per decision).",
+        BREAKDOWN_COLUMNS,
+        bound=max(1, history) * max(1, nodes) * len(PRIORITIES),
+        layout="blocks",
+    )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A pod bound to a node, with what that node costs the pod's owner."""
+
+    vm_id: int
+    node: str
+    node_index: int
+    feasible: int
+    score: float
+    pull_seconds: float
+    schedule_seconds: float
+    speed_factor: float
+    storage_seconds_per_job: float
+    image: str = ""
+    decision: int = -1
+    row: int = -1  # its row in the placements table
+
+    def event(self) -> dict:
+        """The placement as a flat dict."""
+        return asdict(self)
+
+
+class PlacementService:
+    """Places pods with the scheduler, keeps unplaceable ones pending and retries them when capacity frees."""
+
+    def __init__(
+        self,
+        cluster_params: ClusterParams,
+        scheduler_params: SchedulerParams,
+        rng: np.random.Generator,
+        recorder: Recorder | None = None,
+        history: int = 20,
+    ):
+        self.cluster_params = cluster_params
+        self.scheduler_params = scheduler_params
+        self.cluster = build_cluster(cluster_params, rng)
+        self.history = history
+        self.scheduler = Scheduler(
+            self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0
+        )
+        self.pending: list[int] = []
+        self._bound: dict[int, tuple[Pod, int]] = {}
+        self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
+        self._last: PlacementDecision | None = None
+        self._decisions = 0
+        self.last_row = -1  # the newest row of the placements table
+        self.recorder = recorder if recorder is not None else Recorder()
+        for spec in (NODES, PLACEMENTS, breakdowns_spec(history, self.cluster.n)):
+            if spec.name not in self.recorder:
+                self.recorder.declare(spec)
+        self._record_nodes()
+
+    # -- recording -------------------------------------------------------------------------------------
+    def _record_nodes(self) -> None:
+        t = self.cluster.node_table()
+        self.recorder.extend(
+            "nodes",
+            {
+                "node_index": np.arange(self.cluster.n),
+                "node": t["name"].to_numpy(),
+                "region": t["region"].to_numpy(),
+                "zone": t["zone"].to_numpy(),
+                "locality": t["locality"].to_numpy(),
+                "node_class": t["node_class"].to_numpy(),
+                "arch": t["arch"].to_numpy(),
+                "gpu_model": self.cluster.label_column(GPU_MODEL),
+                "storage": t["storage"].to_numpy(),
+                "cpu_capacity": self.cluster.cpu_capacity,
+                "memory_capacity": self.cluster.memory_capacity,
+                "gpu_capacity": self.cluster.gpu_capacity,
+                "speed": self.cluster.speed,
+                "registry_bandwidth": self.cluster.registry_bandwidth,
+                "schedulable": self.cluster.schedulable.copy(),
+            },
+        )
+
+    def _row(self, now: float, action: str, owner: int, pod: Pod, node: int | None = None, decision: PlacementDecision | None = None,
+             placement: Placement | None = None, number: int | None = None) -> int:
+        self.last_row = self.recorder.append(
+            "placements",
+            {
+                "time": now,
+                "action": action,
+                "pod": pod.name,
+                "owner": owner,
+                "node": None if node is None else self.cluster.names[node],
+                "node_index": node,
+                "feasible": None if decision is None else decision.feasible,
+                "score": None if placement is None else placement.score,
+                "pull_s": None if placement is None else placement.pull_seconds,
+                "schedule_s": None if decision is None else self.scheduler.cost_seconds(decision),
+                "speed": None if placement is None else placement.speed_factor,
+                "storage_s": None if placement is None else placement.storage_seconds_per_job,
+                "cpu_millis": pod.cpu_millis,
+                "memory": pod.memory,
+                "gpus": float(pod.gpus),
+                "mode": None if decision is None else self.scheduler.settings()[0],
+                "decision": number,
+            },
+        )
+        return self.last_row
+
+    # -- placing ---------------------------------------------------------------------------------------
+    def _pod(self, vm_id: int) -> Pod:
+        params = self.cluster_params
+        if params.worker_input_mib > 0:
+            bucket, item = WORKER_INPUT.split("/")
+            if self.cluster.storage.buckets.get(bucket):
+                self.cluster.storage.put(bucket, item, int(params.worker_input_mib * MiB))
+        return params.worker_pod(f"worker-{vm_id}")
+
+    def _try(self, vm_id: int, now: float) -> Placement | None:
+        pod = self._pod(vm_id)
+        decision = self._last = self.scheduler.schedule(pod)
+        number = self._decisions
+        self._decisions += 1
+        if self.history > 0:
+            self.recorder.extend("breakdowns", {"decision": np.full(len(decision.node_names) * max(1, len(decision.priorities)), number),
+                                                **decision.breakdown_columns()})
+        if decision.node is None:
+            self._row(now, "pending", vm_id, pod, decision=decision, number=number)
+            return None
+        node = decision.node
+        self._bound[vm_id] = (pod, node)
+        placement = Placement(
+            vm_id=vm_id,
+            node=self.cluster.names[node],
+            node_index=node,
+            feasible=decision.feasible,
+            score=decision.score,
+            pull_seconds=self.cluster.pull_seconds(decision.needed_images or [], node),
+            schedule_seconds=self.scheduler.cost_seconds(decision),
+            speed_factor=float(self.cluster.speed[node]),
+            storage_seconds_per_job=self.cluster.transfer_seconds(pod, node),
+            image=pod.containers[0].image,
+            decision=number,
+        )
+        return replace(placement, row=self._row(now, "bind", vm_id, pod, node, decision, placement, number))
+
+    def request(self, vm_id: int, now: float) -> Placement | None:
+        """Place a worker pod for ``vm_id``; None when no node fits (it waits in :attr:`pending`)."""
+        if vm_id in self._bound:
+            raise ValueError(f"VM {vm_id} is already placed")
+        placement = self._try(vm_id, now)
+        if placement is None and vm_id not in self.pending:
+            self.pending.append(vm_id)
+        return placement
+
+    def image_wait(self, placement: Placement, now: float) -> float:
+        """Seconds from ``now`` until the placed pod can start: scheduling, then its image on the node.
+
+        A pull already in flight on that node is shared: a pod bound while the image is still being pulled
+        waits for that same pull. Called once per bind by the platform, which boots the pod after it.
+        """
+        key = (placement.node, placement.image)
+        ready = now + placement.schedule_seconds + placement.pull_seconds
+        if placement.pull_seconds > 0 or key not in self._image_ready:
+            self._image_ready[key] = ready
+        return max(ready, self._image_ready[key]) - now
+
+    def release(self, vm_id: int, now: float) -> list[Placement]:
+        """The owner is gone: free its node's capacity (images stay cached) and retry the pending pods."""
+        if vm_id in self.pending:
+            self.pending.remove(vm_id)
+            return []
+        bound = self._bound.pop(vm_id, None)
+        if bound is None:
+            return []
+        self.cluster.remove(*bound)
+        self._row(now, "release", vm_id, bound[0], bound[1])
+        return self.retry_pending(now)
+
+    def retry_pending(self, now: float) -> list[Placement]:
+        """Place pending pods oldest first; stop at the first that still fits nowhere (they share one spec)."""
+        placed = []
+        while self.pending:
+            placement = self._try(self.pending[0], now)
+            if placement is None:
+                break
+            self.pending.pop(0)
+            placed.append(placement)
+        return placed
+
+    def node_position(self, node: str | int) -> int:
+        """The position of a node given by name or position; raises KeyError/IndexError for an unknown one."""
+        if isinstance(node, str):
+            return self.cluster.index[node]
+        index = int(node)
+        if not 0 <= index < self.cluster.n:
+            raise IndexError(f"node {index} out of range 0..{self.cluster.n - 1}")
+        return index
+
+    def fail_node(self, node: str | int, now: float) -> list[int]:
+        """Mark ``node`` unschedulable and unbind its pods; returns their owners (the platform fails those)."""
+        index = self.node_position(node)
+        self.cluster.schedulable[index] = False
+        lost = [vm for vm, (_, n) in self._bound.items() if n == index]
+        for vm in lost:
+            pod, n = self._bound.pop(vm)
+            self.cluster.remove(pod, n)
+            self._row(now, "lost", vm, pod, n)
+        return lost
+
+    def recover_node(self, node: str | int, now: float) -> list[Placement]:
+        """Make ``node`` schedulable again and retry the pending pods."""
+        self.cluster.schedulable[self.node_position(node)] = True
+        return self.retry_pending(now)
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def node_of(self, vm_id: int) -> str | None:
+        """Name of the node a VM is placed on (None if pending or unknown)."""
+        bound = self._bound.get(vm_id)
+        return None if bound is None else self.cluster.names[bound[1]]
+
+    def last_breakdown(self) -> pd.DataFrame | None:
+        """Node x priority breakdown of the latest decision (also of one that found no node)."""
+        return None if self._last is None else self._last.breakdown()
+
+    def node_table(self) -> pd.DataFrame:
+        return self.cluster.node_table()
+
+    def occupancy(self) -> np.ndarray:
+        """Replicas per node, in node_table order."""
+        return self.cluster.pods.copy()

@@ -1,0 +1,126 @@
+"""Scenarios: YAML files in ``data/scenarios/`` that name parameters by their param names.
+
+```yaml
+version: 1
+name: default
+description: steady load that scales out and back in
+run: {seed: 1, duration: 1800}
+autoscaler: {MIN_AVG_TIME: 10, MAX_AVG_TIME: 30}
+workload: {pattern: poisson, rate: 4}
+```
+Files are loaded with ``yaml.safe_load``; a bad file raises :class:`ScenarioError` with one line that
+names the file, the field, what was wrong and what is allowed. The sections a scenario may name are
+listed in :data:`engine.sim.registry.SECTIONS`; files a section names (traces, node dumps) are read and
+checked here, when the scenario is built.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.core.params import ParamError, Section, coerce
+from engine.sim.registry import NEEDS, SECTION_CLASSES, check_files, world_sections
+
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios"
+FORMAT_VERSION = 1
+_META = ("version", "name", "description")
+
+
+class ScenarioError(ValueError):
+    """A scenario (or recording) that cannot be used; the message is one line naming file and field."""
+
+
+@dataclass
+class Scenario:
+    """A named set of parameter values per section; sections not named keep their defaults."""
+
+    name: str = "unnamed"
+    description: str = ""
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: Path | None = None
+
+    @property
+    def world(self) -> str:
+        return self.values.get("run", {}).get("world", "vm")
+
+    def build_sections(self) -> dict[str, Section]:
+        """Fresh param objects for every section of the scenario's world, with this scenario's values."""
+        return {key: SECTION_CLASSES[key](**copy.deepcopy(self.values.get(key, {}))) for key in world_sections(self.world, set(self.values))}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": FORMAT_VERSION, "name": self.name, "description": self.description, **copy.deepcopy(self.values)}
+
+    @classmethod
+    def from_dict(cls, data: Any, origin: str = "<scenario>", source: Path | None = None) -> Scenario:
+        """Validate a parsed scenario (files it names included); raise :class:`ScenarioError` naming ``origin`` and the field."""
+        if not isinstance(data, dict):
+            raise ScenarioError(f"{origin}: the file must hold a mapping of sections; allowed sections: {', '.join(SECTION_CLASSES)}")
+        version = data.get("version", FORMAT_VERSION)
+        if version != FORMAT_VERSION:
+            raise ScenarioError(f"{origin}: version: {version!r} is not supported; allowed: {FORMAT_VERSION}")
+        values: dict[str, dict[str, Any]] = {}
+        for key, body in data.items():
+            if key in _META:
+                continue
+            if key not in SECTION_CLASSES:
+                raise ScenarioError(f"{origin}: {key}: unknown section; allowed: {', '.join([*_META, *SECTION_CLASSES])}")
+            if body is None:
+                body = {}
+            if not isinstance(body, dict):
+                raise ScenarioError(f"{origin}: {key}: must be a mapping of parameter names to values")
+            probe = SECTION_CLASSES[key]()
+            try:
+                values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
+                section = SECTION_CLASSES[key](**values[key])
+                section.check()
+                check_files(key, section)
+            except ParamError as e:
+                raise ScenarioError(f"{origin}: {e}") from None
+        for key, needed in NEEDS.items():
+            if key in values and needed not in values:
+                raise ScenarioError(
+                    f"{origin}: {key}: needs a {needed} section; allowed: add '{needed}:' (e.g. {{topology: cloud_regions}})"
+                )
+        world = values.get("run", {}).get("world", "vm")
+        try:
+            present = world_sections(world, set(values))
+        except ParamError as e:
+            raise ScenarioError(f"{origin}: {e}") from None
+        for key in values:
+            if key not in present:
+                raise ScenarioError(f"{origin}: {key}: not a section of the {world!r} world; allowed: {', '.join(present)}")
+        name = data.get("name") or (source.stem if source else "unnamed")
+        return cls(name=str(name), description=str(data.get("description", "")), values=values, source=source)
+
+
+def list_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
+    """Scenario name -> path for every YAML file in ``directory`` (sorted by name)."""
+    return {p.stem: p for p in sorted(directory.glob("*.yaml"))}
+
+
+def load_scenario(path_or_name: str | Path) -> Scenario:
+    """Load a scenario file, or a scenario of ``data/scenarios/`` by name."""
+    path = Path(path_or_name)
+    if not path.suffix and not path.exists():
+        path = SCENARIO_DIR / f"{path_or_name}.yaml"
+    if not path.is_file():
+        known = ", ".join(list_scenarios()) or "none"
+        raise ScenarioError(f"{path}: no such scenario file; scenarios in {SCENARIO_DIR}: {known}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ScenarioError(f"{path}:{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    return Scenario.from_dict(data, origin=str(path), source=path)
+
+
+def save_scenario(scenario: Scenario, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(yaml.safe_dump(scenario.to_dict(), sort_keys=False))
+    return path

@@ -1,0 +1,176 @@
+"""The simulation: one simpy environment, one seed, one way to move time (:meth:`Simulation.advance`).
+
+It owns time, the run's sections, the recorder and the inputs; the world it runs (a
+:class:`~engine.core.platform.Platform`, chosen by ``run.world`` from :data:`engine.sim.registry.WORLDS`)
+owns everything inside. Everything a user does to a running simulation goes through
+:meth:`Simulation.set_params` and :meth:`Simulation.inject`; both are stamped with the simulated time and
+kept as the run's inputs, so :meth:`Simulation.recording` and :meth:`Simulation.replay` reproduce a session
+exactly. Nothing of the wall clock enters simulated time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import simpy
+
+from engine.core import rng as rngs
+from engine.core.events import EventLog
+from engine.core.params import ParamError, Section, apply_checked
+from engine.core.platform import Platform
+from engine.core.recorder import Recorder
+from engine.sim.faults import FaultSchedule
+from engine.sim.recording import check_recording, make_recording, samples_match
+from engine.sim.registry import WORLDS, check_files
+from engine.sim.scenario import Scenario, ScenarioError, load_scenario
+
+_FIXED_PER_RUN = ("run.seed", "run.record_jobs", "run.world", "run.breakdown_history")
+
+
+class Simulation:
+    """A live simulation of one scenario's world."""
+
+    def __init__(self, scenario: Scenario | str | None = None, seed: int | None = None):
+        if scenario is None:
+            scenario = load_scenario("default")
+        elif isinstance(scenario, str):
+            scenario = load_scenario(scenario)
+        self.scenario = scenario
+        self.sections: dict[str, Section] = scenario.build_sections()
+        run = self.sections["run"]
+        if seed is not None:
+            apply_checked(self.sections, {"run.seed": seed})
+        self.seed = run.seed
+        self.env = simpy.Environment()
+        self.recorder = Recorder()
+        self.log = EventLog(self.recorder, lambda: self.env.now)
+        self.inputs: list[dict[str, Any]] = []
+        world = WORLDS[run.world]
+        self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
+        self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
+        self.platform.start()
+        self.faults.start()
+
+    # -- the one way time moves --------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def advance(self, until: float) -> Simulation:
+        """Run the simulation up to simulated time ``until`` (no-op if it is not ahead)."""
+        if until > self.env.now:
+            self.env.run(until=until)
+            self.platform.settle(self.env.now)
+        return self
+
+    def run(self) -> Simulation:
+        """Advance to the end of the run (``run.duration``)."""
+        return self.advance(self.sections["run"].duration)
+
+    # -- inputs ------------------------------------------------------------------------------------------
+    def set_params(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Change parameters now (``{"autoscaler.MAX_WORKERS": 5}``), atomically.
+
+        Raises :class:`ParamError` on a value out of range, a combination that is not allowed (for
+        example MIN_AVG_TIME >= MAX_AVG_TIME) or a file that cannot be read; then nothing changes. Changes
+        take effect at the next decision (controller), window (workload) or placement (scheduler), and are
+        logged.
+        """
+        for key in changes:
+            if key in _FIXED_PER_RUN:
+                raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
+        applied = apply_checked(self.sections, changes, file_check=check_files)
+        self.platform.params_changed(applied)
+        if any(key.startswith("faults.") for key in applied):
+            self.faults.schedule()  # times added live are scheduled; removing one does not cancel it
+        for key, value in applied.items():
+            self.log("param", command=key, value=json.dumps(value))
+        if applied:
+            self.inputs.append({"time": self.now, "kind": "params", "changes": applied})
+        return applied
+
+    def inject(self, fault: str, **args: Any) -> dict[str, Any]:
+        """Inject a fault now (``Simulation.fault_kinds`` lists them, e.g. ``master_crash``,
+        ``worker_crash`` (vm=None: a random worker), ``heartbeat_outage`` (duration=s), ``node_failure``
+        (node=None: the busiest node)); returns what it hit."""
+        outcome = self.faults.fire(fault, args)
+        self.inputs.append({"time": self.now, "kind": "fault", "fault": fault, "args": args})
+        return {"vm": outcome.vm, "node": outcome.node, **outcome.facts}
+
+    @property
+    def fault_kinds(self) -> dict[str, str]:
+        """The faults this simulation's world understands, with what each does."""
+        return dict(self.platform.fault_kinds)
+
+    # -- outputs -----------------------------------------------------------------------------------------
+    @property
+    def tables(self) -> list[str]:
+        """Names of the tables this run records (``frame(name)`` hands each out)."""
+        return [name for name in self.recorder if self.recorder.recorded(name)]
+
+    def frame(self, table: str, start: int = 0) -> pd.DataFrame:
+        """A recorded table from row ``start`` on (absolute row numbers), with its declared dtypes."""
+        if table not in self.recorder:
+            raise KeyError(f"no table {table!r}; this run records {', '.join(self.tables)}")
+        return self.recorder.frame(table, start)
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every recorded table, whole."""
+        return self.recorder.frames()
+
+    def count(self, table: str) -> int:
+        """Rows appended to a table so far (absolute; feeds views by row offset)."""
+        return self.recorder.count(table)
+
+    def samples(self, start: int = 0) -> pd.DataFrame:
+        """Fixed-interval samples from row ``start`` on (``engine.vmworld.tables.SAMPLES``)."""
+        return self.frame("samples", start)
+
+    def events(self, start: int = 0) -> pd.DataFrame:
+        """The event log from row ``start`` on (``engine.core.events.EVENTS``)."""
+        return self.frame("events", start)
+
+    def decisions(self, start: int = 0) -> pd.DataFrame:
+        """One row per controller round (``engine.vmworld.tables.DECISIONS``)."""
+        return self.frame("decisions", start)
+
+    def jobs_frame(self) -> pd.DataFrame | None:
+        """One row per started job (``run.record_jobs`` only); ``aborted`` rows were re-queued."""
+        return self.frame("jobs") if self.recorder.recorded("jobs") else None
+
+    @property
+    def sample_count(self) -> int:
+        return self.count("samples")
+
+    @property
+    def event_count(self) -> int:
+        return self.count("events")
+
+    def summary(self) -> dict[str, Any]:
+        """Headline figures of the run so far."""
+        return {"scenario": self.scenario.name, "seed": self.seed, "simulated_seconds": self.now, **self.platform.summary(self.now)}
+
+    # -- recording and replay ----------------------------------------------------------------------------
+    def recording(self) -> dict[str, Any]:
+        """Inputs, not pixels: the scenario, the seed, every change with its time, and a digest to check."""
+        return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples())
+
+    @classmethod
+    def replay(cls, recording: Mapping[str, Any], verify: bool = True) -> Simulation:
+        """Rebuild a recorded session: same scenario and seed, the same inputs at the same times."""
+        rec = check_recording(recording)
+        sim = cls(Scenario.from_dict(rec["scenario"], origin="recording.scenario"), seed=rec["seed"])
+        check_recording(rec, tuple(sim.fault_kinds))
+        for item in rec["inputs"]:
+            sim.advance(item["time"])
+            if item["kind"] == "params":
+                sim.set_params(item["changes"])
+            else:
+                sim.inject(item["fault"], **item.get("args", {}))
+        sim.advance(rec["until"])
+        if verify and not samples_match(rec, sim.samples()):
+            raise ScenarioError("recording: samples_sha256: the replay differs from the recorded session")
+        return sim

@@ -1,0 +1,616 @@
+"""The seed's VM controller (the original ``VMScheduler``, ``shared/specs/vm-autoscaler.md``), with pluggable scaling.
+
+One master VM holds a job queue; worker VMs take jobs from it. Every ``DECISION_INTERVAL`` the
+controller refreshes the cloud's VM list, buffers the heartbeats received since the last round, works
+out one next command per VM (rules 1-11 below), handles the master first, and scales the workers so
+that the master's queue would drain within the band ``[MIN_AVG_TIME, MAX_AVG_TIME]`` seconds.
+
+The object is simpy-free: the VM world calls :meth:`VMController.start` once and :meth:`VMController.step`
+every round, and implements :class:`Cloud`; tests use a fake cloud. Heartbeats are handed in keyed by VM id
+or, as the original receives them, by sender address (``"10.0.0.3"`` or ``("10.0.0.3", port)``).
+
+The scaling decision itself is a pluggable :class:`~engine.autoscaling.base.ScalingPolicy` (default: the
+seed's queue drain; HPA, KPA and KEDA in :mod:`engine.autoscaling`), swappable live with
+:meth:`VMController.set_policy`. Everything else here is shared by every policy. Each scaling round builds a
+:class:`~engine.autoscaling.base.ScalingObservation`; the verdict's ``desired`` is turned into
+commands against ``obs.replicas``: more resumes suspended workers first (from the start of the suspended
+list, skipping those already resuming), then CREATEs up to MAX_WORKERS; fewer sends SHUTDOWN to the last
+workers of the active list: for the queue drain ``replicas - desired`` of the whole list, as the seed
+does; for the others the serving ones (not those already draining), and only beyond the pending workers,
+which go first in Kubernetes but cannot be cancelled here (see ``ScalingPolicy.seed_scale_in``).
+
+Seed-exact mode (``ControllerParams.seed_exact``) reproduces the original's clock: every age (heartbeat
+staleness, start-up, transition and shutdown time-outs) is ``int(now) - stamp``, with commands stamped at
+their fractional send time and adopted VMs and running-time accounts at whole seconds; and its command
+order: in the round the master is found RUNNING again only the resumes (or the initial worker's CREATE) go
+out. With it off, ages use the float clock and that round also sends the master's own command.
+
+Rule ids (``Command.rule``), see :data:`RULES`:
+
+* per VM, cloud state PENDING/INIT: ``pending_timeout`` (DELETE, boot took longer than MAX_STARTUP_TIME);
+  FAILED: ``failed_delete`` (DELETE);
+* per VM, cloud state ACTIVE (first match wins):
+  ``r1_startup_timeout`` (DELETE: no heartbeat and last command older than MAX_STARTUP_TIME),
+  ``r3_stale_heartbeat`` (DELETE), ``r4_error_init`` (INIT), ``r4_error_timeout`` (DELETE),
+  ``r5_created_init`` (INIT), ``r6_init_resend`` (INIT), ``r6_transition_timeout`` (DELETE),
+  ``r8_shutdown_resend`` (SHUTDOWN), ``r8_shutdown_timeout`` (DELETE), ``r9_suspend_drained`` (SUSPEND),
+  ``r10_adopt_init`` (INIT), ``r10_adopt_shutdown`` (SHUTDOWN), ``r11_illegal_state`` (DELETE);
+  rules 2 and 7 never produce a command;
+* master first: ``master_crash_suspend`` (SUSPEND of every other VM not suspended),
+  ``master_create`` (CREATE of a master, also at start-up), ``master_crash_delete`` (DELETE of the old
+  master; the per-VM rule that condemned it is in ``ControlRound.master_crash_rule``, which is
+  ``"master_vanished"`` when the master left the cloud's list without a DELETE),
+  ``master_recovered_resume`` (RESUME), ``initial_worker`` (CREATE);
+* scaling: ``no_worker_create``, ``scale_in_shutdown`` (SHUTDOWN), ``scale_out_resume`` (RESUME),
+  ``scale_out_create`` (CREATE), whichever policy decided (``ControlRound.policy`` says which);
+* ``cap_shutdown`` (SHUTDOWN): the ``drain_above_cap`` extension. The original only stops growth at
+  MAX_WORKERS; with the extension, serving workers beyond it (MAX_WORKERS lowered live, or more workers
+  than the cap adopted or resumed) are drained from the end of the active list. The ``cap_resumes``
+  extension keeps scale-out resumes within MAX_WORKERS, where the original resumes regardless.
+
+Order of sending within a round: every CREATE first (in the master-crash round the new master's),
+then the per-VM commands in the cloud's VM order (a scale-out's RESUMEs included), and in the
+master-crash round the SUSPENDs then the old master's DELETE; in the round the master is found
+RUNNING again the CREATE of the initial worker, then the RESUMEs (then, not seed-exact, the master's own command).
+
+Defects of the original, handled here instead of crashing:
+
+* SUSPEND or DELETE of a VM that has no heartbeat buffer (e.g. a still-booting worker suspended by a
+  master crash): there is nothing to drop, so dropping is a no-op;
+* closing a running-time account that is already closed (a VM that goes FAILED after it was suspended
+  is deleted): a no-op, the suspended span is not counted;
+* active workers reporting zero threads in total: ``time_left`` is ``+inf`` when the averaged queue is
+  non-empty (scale out: resume every suspended worker, then create up to MAX_WORKERS) and ``0`` when
+  it is empty (scale in to one worker).
+
+Other choices where the original would have crashed or the simulation needs a definite answer:
+
+* a listed VM the controller has never seen is stamped "no command yet" at that round (like start-up);
+* a known VM missing from the list (gone without our DELETE) is forgotten: its account is closed and its
+  buffer and command entry dropped; the worker count is left alone, as in the original, until the next
+  master recovery recounts it. A master missing from the list is a master crash without a DELETE;
+* a VM the controller deleted but the cloud still lists is ignored;
+* at start-up running-time accounts are opened for every existing VM except SUSPENDED ones;
+* not seed-exact, in the round the master is found RUNNING again its own next command is sent too (the
+  spec's "either way"; the original sends only the resumes then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.autoscaling.base import ScalingObservation, ScalingPolicy, ScalingVerdict
+from engine.autoscaling.queue_drain import QueueDrainPolicy
+from engine.autoscaling.seed_conf import AutoscalerParams
+from engine.core.params import Mirror
+from engine.vmworld.model import AppState, Command, CommandKind, Heartbeat, VMInfo, VMState, VMType
+from engine.vmworld.params import ControllerParams
+
+#: How heartbeats may be keyed: VM id, sender IP, or (IP, port) as the original's monitor keys them.
+HeartbeatKey = int | str | tuple[str, int]
+
+RULES: tuple[str, ...] = (
+    "pending_timeout",
+    "failed_delete",
+    "r1_startup_timeout",
+    "r3_stale_heartbeat",
+    "r4_error_init",
+    "r4_error_timeout",
+    "r5_created_init",
+    "r6_init_resend",
+    "r6_transition_timeout",
+    "r8_shutdown_resend",
+    "r8_shutdown_timeout",
+    "r9_suspend_drained",
+    "r10_adopt_init",
+    "r10_adopt_shutdown",
+    "r11_illegal_state",
+    "master_crash_suspend",
+    "master_crash_delete",
+    "master_create",
+    "master_recovered_resume",
+    "initial_worker",
+    "no_worker_create",
+    "scale_in_shutdown",
+    "scale_out_resume",
+    "scale_out_create",
+    "cap_shutdown",
+)
+
+ACTIONS: tuple[str, ...] = ("waiting_for_master", "master_recovery", "master_recovered", "scale_out", "scale_in", "hold", "not_measured")
+
+
+class Cloud(Protocol):
+    """What the controller drives; the VM cloud implements it."""
+
+    def list_vms(self) -> list[VMInfo]:
+        """Every VM not DELETED, in the cloud's order."""
+        ...
+
+    def create(self, vm_type: VMType, now: float, rule: str) -> int:
+        """Create a VM (listed as PENDING right after) and return its id."""
+        ...
+
+    def execute(self, command: Command, now: float) -> None:
+        """Run DELETE/SUSPEND/RESUME, or send an app INIT/SHUTDOWN datagram."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRound:
+    """What one round saw and did. ``commands`` are in the order sent to the cloud.
+
+    ``action``: "master_recovery" (master replaced), "waiting_for_master", "master_recovered" (found
+    RUNNING this round), or in scaling rounds "not_measured" (something starting, no active worker or
+    too few master heartbeats), "scale_in" / "scale_out" (time_left outside the band, even when the
+    count comes out 0 or MAX_WORKERS stops it) or "hold". The measurements (``time_left``,
+    ``avg_queue``, ``avg_time``) are None unless the round measured; the worker counts and ``threads``
+    are those of scaling rounds (0 in rounds that only handled the master).
+
+    ``policy`` names the scaling policy in charge; in scaling rounds ``metric``, ``target``, ``desired``
+    and ``reason`` are its verdict's (``time_left``/``avg_queue`` are the queue drain's only). ``desired``
+    counts serving plus pending workers; None when the policy held or did not measure.
+    """
+
+    time: float
+    action: str
+    commands: tuple[Command, ...] = ()
+    time_left: float | None = None
+    avg_queue: float | None = None
+    avg_time: float | None = None
+    threads: int = 0
+    active: int = 0
+    suspended: int = 0
+    starting: int = 0
+    band_low: float = 0.0
+    band_high: float = 0.0
+    load: float | None = None
+    master_crash_rule: str | None = None
+    policy: str | None = None
+    metric: float | None = None
+    target: float | None = None
+    desired: int | None = None
+    reason: str | None = None
+
+
+_DRAIN_STATES = (AppState.RUNNING, AppState.SHUTTING_DOWN)
+_BOOTING_STATES = (VMState.INIT, VMState.PENDING)
+
+
+class VMController:
+    """The seed's controller: per-VM rules, master first, and scaling by a policy (the seed's queue-drain band by default)."""
+
+    def __init__(self, params: AutoscalerParams, cloud: Cloud, policy: ScalingPolicy | None = None, modes: ControllerParams | None = None):
+        self.params = params
+        self.cloud = cloud
+        self.modes = Mirror(modes if modes is not None else ControllerParams())  # read per VM per round
+        self.policy: ScalingPolicy = policy if policy is not None else QueueDrainPolicy()
+        self.worker_count = 0
+        self.waiting_for_master = True
+        self.master_id: int | None = None
+        self.start_commands: tuple[Command, ...] = ()
+        self._started = False
+        self._vms: list[VMInfo] = []
+        self._by_id: dict[int, VMInfo] = {}
+        self._by_address: dict[str, int] = {}
+        self._types: dict[int, VMType] = {}
+        self._last: dict[int, tuple[float, CommandKind | None]] = {}  # last distinct command, first sent at
+        self._hb: dict[int, list[Heartbeat]] = {}
+        self._deleted: set[int] = set()  # deleted by us, possibly still listed for a while
+        self._running_since: dict[int, float] = {}
+        self._closed_seconds = 0.0
+        self._sent: list[Command] = []
+
+    # ---- public API -------------------------------------------------------------------------
+
+    def start(self, now: float) -> None:
+        """Adopt the existing VMs (and master), or create a master; then wait for the master."""
+        if self._started:
+            raise RuntimeError("VMController.start called twice")
+        self._started = True
+        self._sent = []
+        self._vms = [v for v in self.cloud.list_vms() if v.state != VMState.DELETED]
+        self._index()
+        for vm in self._vms:
+            self._adopt(vm, now)
+            if vm.type == VMType.MASTER:
+                self.master_id = vm.id  # the original keeps the last master listed
+        if self.master_id is None:
+            self.master_id = self._create(VMType.MASTER, now, "master_create")
+        self.waiting_for_master = True
+        self.start_commands = tuple(self._sent)
+
+    def step(self, now: float, heartbeats: Mapping[HeartbeatKey, Sequence[Heartbeat]]) -> ControlRound:
+        """One decision round: refresh the VM list, buffer ``heartbeats`` (by VM id or sender address), decide, execute."""
+        if not self._started:
+            raise RuntimeError("VMController.step called before start")
+        self._sent = []
+        self._refresh(now)
+        self._buffer(heartbeats)
+        return self._handle_master(now) or self._decide(now)
+
+    def set_policy(self, policy: ScalingPolicy) -> None:
+        """Decide with ``policy`` from the next round on; the VMs and their commands carry over."""
+        self.policy = policy
+
+    def vm_seconds(self, now: float) -> float:
+        """Cumulative VM running time as the controller accounts it: closed accounts plus the open ones up to ``now``."""
+        now = self._stamp(now)
+        return self._closed_seconds + sum(now - since for since in self._running_since.values())
+
+    def last_command(self, vm_id: int) -> tuple[float, CommandKind | None] | None:
+        """(time first sent, kind) of the VM's last distinct command; kind None means none yet."""
+        return self._last.get(vm_id)
+
+    def heartbeats(self, vm_id: int) -> tuple[Heartbeat, ...]:
+        """The VM's buffered heartbeats, newest last."""
+        return tuple(self._hb.get(vm_id, ()))
+
+    # ---- the round ----------------------------------------------------------------------------
+
+    def _clock(self, now: float) -> float:
+        """The "now" every age is measured from: the original reads whole seconds (``int(time.time())``)."""
+        return float(int(now)) if self.modes.seed_exact else now
+
+    def _stamp(self, now: float) -> float:
+        """Stamps of adoption and of running-time accounts: whole seconds in the original."""
+        return float(int(now)) if self.modes.seed_exact else now
+
+    def _index(self) -> None:
+        self._by_id = {v.id: v for v in self._vms}
+        self._by_address = {v.address: v.id for v in self._vms if v.address}
+
+    def _adopt(self, vm: VMInfo, now: float) -> None:
+        self._types[vm.id] = vm.type
+        self._last[vm.id] = (self._stamp(now), None)
+        if vm.state != VMState.SUSPENDED:
+            self._running_since[vm.id] = self._stamp(now)
+
+    def _refresh(self, now: float) -> None:
+        listed = [v for v in self.cloud.list_vms() if v.state != VMState.DELETED]
+        listed_ids = {v.id for v in listed}
+        self._deleted &= listed_ids  # once gone from the list, no need to remember the deletion
+        self._vms = [v for v in listed if v.id not in self._deleted]
+        self._index()
+        for vanished in [vm_id for vm_id in self._last if vm_id not in self._by_id]:
+            self._forget(vanished, now)
+        for vm in self._vms:
+            if vm.id not in self._last:
+                self._adopt(vm, now)
+            self._types[vm.id] = vm.type
+
+    def _buffer(self, heartbeats: Mapping[HeartbeatKey, Sequence[Heartbeat]]) -> None:
+        keep = self.params.MAX_HB_HISTORY
+        for key, received in heartbeats.items():
+            vm_id = self._vm_of(key)
+            if vm_id is None or not received:  # unknown senders are ignored, as in the original
+                continue
+            buffer = self._hb.setdefault(vm_id, [])
+            buffer.extend(received)
+            if len(buffer) > keep:
+                del buffer[:-keep]
+
+    def _vm_of(self, key: HeartbeatKey) -> int | None:
+        if isinstance(key, tuple):
+            key = key[0]
+        if isinstance(key, str):
+            return self._by_address.get(key)
+        return key if key in self._by_id else None
+
+    def _forget(self, vm_id: int, now: float) -> None:
+        self._close_account(vm_id, now)
+        self._last.pop(vm_id, None)
+        self._hb.pop(vm_id, None)
+        self._types.pop(vm_id, None)
+
+    def _newest(self, vm_id: int) -> Heartbeat | None:
+        buffer = self._hb.get(vm_id)
+        return buffer[-1] if buffer else None
+
+    def _decision(self, now: float, action: str, **measured) -> ControlRound:
+        return ControlRound(
+            time=now,
+            action=action,
+            commands=tuple(self._sent),
+            band_low=self.params.MIN_AVG_TIME,
+            band_high=self.params.MAX_AVG_TIME,
+            policy=self.policy.name,
+            **measured,
+        )
+
+    # ---- master first -------------------------------------------------------------------------
+
+    def _handle_master(self, now: float) -> ControlRound | None:
+        master = self._by_id.get(self.master_id)
+        if master is None:
+            return self._master_crash(now, None, "master_vanished")
+        master_command, _ = self._next_command(master, now)
+        if master_command is not None and master_command.kind == CommandKind.DELETE:
+            return self._master_crash(now, master, master_command.rule)
+        if not self.waiting_for_master:
+            return None
+        newest = self._newest(master.id)
+        action = "waiting_for_master"
+        if master.state == VMState.ACTIVE and newest is not None and newest.app_state == AppState.RUNNING:
+            action = "master_recovered"
+            workers = [v for v in self._vms if v.type == VMType.WORKER]
+            self.worker_count = len(workers)
+            resumes = [
+                Command(CommandKind.RESUME, v.id, "master_recovered_resume")
+                for v in self._vms
+                if self._last[v.id][1] == CommandKind.SUSPEND
+            ]
+            if not workers:
+                self._create(VMType.WORKER, now, "initial_worker")
+            self.waiting_for_master = False
+            for command in resumes:
+                self._send(command, now)
+        if master_command is not None and not (action == "master_recovered" and self.modes.seed_exact):
+            self._send(master_command, now)  # the master must be driven to RUNNING
+        return self._decision(now, action)
+
+    def _master_crash(self, now: float, master: VMInfo | None, rule: str) -> ControlRound:
+        self.waiting_for_master = True
+        old_master = self.master_id
+        suspends = [
+            Command(CommandKind.SUSPEND, v.id, "master_crash_suspend")
+            for v in self._vms
+            if v.id != old_master and v.state != VMState.SUSPENDED
+        ]
+        self.master_id = self._create(VMType.MASTER, now, "master_create")
+        for command in suspends:
+            self._send(command, now)
+        if master is not None:
+            self._send(Command(CommandKind.DELETE, old_master, "master_crash_delete"), now)
+        return self._decision(now, "master_recovery", master_crash_rule=rule)
+
+    # ---- scaling ------------------------------------------------------------------------------
+
+    def _decide(self, now: float) -> ControlRound:
+        table: dict[int, Command | None] = {}
+        loads: list[float] = []
+        for vm in self._vms:
+            command, load = self._next_command(vm, now)
+            table[vm.id] = command
+            if load is not None:
+                loads.append(load)
+        if not any(vm.type == VMType.WORKER for vm in self._vms):
+            self._create(VMType.WORKER, now, "no_worker_create")
+        obs, suspended, resumable = self._observe(now, table)
+        verdict = self.policy.decide(obs)
+        self._apply(verdict, obs, table, resumable, now)
+        if self.modes.drain_above_cap:
+            self._enforce_cap(obs, table)
+        for command in table.values():
+            if command is not None:
+                self._send(command, now)
+        measured = verdict.action != "not_measured"
+        return self._decision(
+            now,
+            verdict.action,
+            threads=obs.threads,
+            active=len(obs.active),
+            suspended=len(suspended),
+            starting=obs.starting,
+            load=sum(loads) / len(loads) if loads else None,
+            time_left=verdict.time_left,
+            avg_queue=verdict.avg_queue,
+            avg_time=obs.avg_time if measured else None,
+            metric=verdict.metric,
+            target=verdict.target,
+            desired=verdict.desired,
+            reason=verdict.reason,
+        )
+
+    def _observe(self, now: float, table: Mapping[int, Command | None]) -> tuple[ScalingObservation, list[int], list[int]]:
+        """Classify the workers (see :class:`ScalingObservation`); also the suspended ids and the resumable ones."""
+        active: list[int] = []
+        cpu: list[float] = []
+        busy: list[float] = []
+        draining: list[int] = []
+        suspended: list[int] = []
+        resumable: list[int] = []
+        pending = starting = 0
+        total_time = 0.0
+        total_threads = 0
+        for vm in self._vms:
+            if vm.type != VMType.WORKER:
+                continue
+            command = table[vm.id]
+            deleting = command is not None and command.kind == CommandKind.DELETE
+            last = self._last[vm.id][1]
+            leaving = last in (CommandKind.SHUTDOWN, CommandKind.SUSPEND)
+            if last in (CommandKind.CREATE, CommandKind.RESUME):
+                starting += 1
+            if deleting:
+                continue
+            newest = self._newest(vm.id)
+            if vm.state == VMState.ACTIVE and newest is not None and newest.app_state == AppState.RUNNING:
+                active.append(vm.id)
+                total_time += newest.avg_time
+                total_threads += newest.threads
+                cpu.append(newest.cpu)
+                busy.append(newest.cpu * newest.threads)
+                if leaving:
+                    draining.append(vm.id)
+            elif vm.state == VMState.SUSPENDED:
+                suspended.append(vm.id)
+                if last == CommandKind.RESUME:
+                    pending += 1
+                else:
+                    resumable.append(vm.id)
+            elif not leaving:  # booting, or ACTIVE and not (yet) RUNNING
+                pending += 1
+        p = self.params
+        master_buffer = self._hb.get(self.master_id, [])
+        obs = ScalingObservation(
+            now=now,
+            active=tuple(active),
+            threads=total_threads,
+            cpu=tuple(cpu),
+            busy=tuple(busy),
+            avg_time=total_time / len(active) if active else None,
+            queue=tuple(hb.queue_length for hb in master_buffer),
+            draining=tuple(draining),
+            pending=pending,
+            suspended=len(resumable),
+            starting=starting,
+            worker_count=self.worker_count,
+            max_workers=p.MAX_WORKERS,
+            interval=p.DECISION_INTERVAL,
+            band_low=p.MIN_AVG_TIME,
+            band_high=p.MAX_AVG_TIME,
+            min_heartbeats=p.MIN_MEASURE_LOAD_HB,
+        )
+        return obs, suspended, resumable
+
+    def _apply(
+        self, verdict: ScalingVerdict, obs: ScalingObservation, table: dict[int, Command | None], resumable: list[int], now: float
+    ) -> None:
+        """Turn ``verdict.desired`` into SHUTDOWNs (from the end of the active list) or RESUMEs then CREATEs."""
+        if verdict.desired is None:
+            return
+        change = verdict.desired - obs.replicas
+        if change < 0:
+            if self.policy.seed_scale_in:
+                pool, excess = obs.active, -change
+            else:  # pending workers go first (they keep booting: fewer serving ones are shut down)
+                pool, excess = obs.serving, -change - obs.pending
+            remove = max(0, min(excess, len(pool)))
+            for vm_id in pool[len(pool) - remove :]:
+                table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "scale_in_shutdown")
+        elif change > 0:
+            resumes = min(change, len(resumable))
+            if self.modes.cap_resumes:
+                resumes = min(resumes, max(0, obs.max_workers - obs.replicas))
+            for vm_id in resumable[:resumes]:
+                table[vm_id] = Command(CommandKind.RESUME, vm_id, "scale_out_resume")
+            to_create = change - resumes
+            while to_create > 0 and self._create(VMType.WORKER, now, "scale_out_create") is not None:
+                to_create -= 1
+
+    def _enforce_cap(self, obs: ScalingObservation, table: dict[int, Command | None]) -> None:
+        """The ``drain_above_cap`` extension: drain the workers in service beyond MAX_WORKERS (``cap_shutdown``)."""
+        leaving = {vm_id for vm_id, c in table.items() if c is not None and c.kind in (CommandKind.SHUTDOWN, CommandKind.DELETE)}
+        serving = [vm_id for vm_id in obs.serving if vm_id not in leaving]
+        excess = len(serving) + obs.pending - obs.max_workers
+        if excess > 0:
+            for vm_id in serving[max(0, len(serving) - excess) :]:
+                table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "cap_shutdown")
+
+    # ---- per-VM next command ------------------------------------------------------------------
+
+    def _next_command(self, vm: VMInfo, now: float) -> tuple[Command | None, float | None]:
+        """The VM's next command and, for a measured RUNNING worker (rule 7), its load."""
+        if vm.state in _BOOTING_STATES:
+            return self._startup_timeout(vm.id, now, "pending_timeout"), None
+        if vm.state == VMState.FAILED:
+            return Command(CommandKind.DELETE, vm.id, "failed_delete"), None
+        if vm.state == VMState.ACTIVE:
+            return self._active_command(vm, now)
+        return None, None  # SUSPENDED
+
+    def _startup_timeout(self, vm_id: int, now: float, rule: str) -> Command | None:
+        sent_at, _ = self._last[vm_id]
+        if self._clock(now) - sent_at > self.params.MAX_STARTUP_TIME:
+            return Command(CommandKind.DELETE, vm_id, rule)
+        return None
+
+    def _active_command(self, vm: VMInfo, now: float) -> tuple[Command | None, float | None]:
+        p = self.params
+        vm_id = vm.id
+        newest = self._newest(vm_id)
+        sent_at, last = self._last[vm_id]
+        clock = self._clock(now)
+        age = clock - sent_at
+
+        def delete(rule: str) -> tuple[Command, None]:
+            return Command(CommandKind.DELETE, vm_id, rule), None
+
+        def order(kind: CommandKind, rule: str) -> tuple[Command, None]:
+            return Command(kind, vm_id, rule), None
+
+        if newest is None:  # 1
+            return self._startup_timeout(vm_id, now, "r1_startup_timeout"), None
+        if last == CommandKind.SUSPEND:  # 2
+            return None, None
+        if clock - newest.recv_time > p.DECISION_INTERVAL:  # 3
+            return delete("r3_stale_heartbeat")
+        state = newest.app_state
+        if state == AppState.ERROR:  # 4
+            if last == CommandKind.INIT and age > p.MAX_TRANSITION_TIME:
+                return delete("r4_error_timeout")
+            return order(CommandKind.INIT, "r4_error_init")
+        if last == CommandKind.CREATE and state == AppState.READY:  # 5
+            return order(CommandKind.INIT, "r5_created_init")
+        if last == CommandKind.INIT and state in (AppState.READY, AppState.INIT):  # 6
+            if age > p.MAX_TRANSITION_TIME:
+                return delete("r6_transition_timeout")
+            return order(CommandKind.INIT, "r6_init_resend")
+        if last == CommandKind.INIT and state == AppState.RUNNING:  # 7
+            return None, self._worker_load(vm)
+        if last == CommandKind.SHUTDOWN and state in _DRAIN_STATES:  # 8
+            if age > p.MAX_SHUTDOWN_TIME:
+                return delete("r8_shutdown_timeout")
+            return order(CommandKind.SHUTDOWN, "r8_shutdown_resend")
+        if last == CommandKind.SHUTDOWN and state == AppState.READY:  # 9
+            return order(CommandKind.SUSPEND, "r9_suspend_drained")
+        if last is None or last == CommandKind.RESUME:  # 10
+            if state in (AppState.RUNNING, AppState.READY, AppState.INIT):
+                return order(CommandKind.INIT, "r10_adopt_init")
+            if state == AppState.SHUTTING_DOWN:
+                return order(CommandKind.SHUTDOWN, "r10_adopt_shutdown")
+        return delete("r11_illegal_state")  # 11
+
+    def _worker_load(self, vm: VMInfo) -> float | None:
+        """Rule 7's load; cpu alone is trusted less since fresh VMs show inflated cpu."""
+        p = self.params
+        buffer = self._hb[vm.id]
+        if vm.type != VMType.WORKER or len(buffer) < p.MIN_MEASURE_LOAD_HB:
+            return None
+        newest = buffer[-1]
+        if newest.mem > p.MAX_AVG_LOAD or newest.disk > p.MAX_AVG_LOAD:
+            return max(newest.cpu, newest.mem, newest.disk)
+        return newest.cpu
+
+    # ---- executing ----------------------------------------------------------------------------
+
+    def _create(self, vm_type: VMType, now: float, rule: str) -> int | None:
+        """CREATE a VM, or None when a worker would exceed MAX_WORKERS."""
+        if vm_type == VMType.WORKER and self.worker_count >= self.params.MAX_WORKERS:
+            return None
+        vm_id = self.cloud.create(vm_type, now, rule)
+        self._sent.append(Command(CommandKind.CREATE, vm_id, rule, vm_type))
+        self._types[vm_id] = vm_type
+        self._last[vm_id] = (now, CommandKind.CREATE)
+        self._running_since[vm_id] = self._stamp(now)
+        if vm_type == VMType.WORKER:
+            self.worker_count += 1
+        return vm_id
+
+    def _send(self, command: Command, now: float) -> None:
+        vm_id = command.vm_id
+        kind = command.kind
+        if kind == CommandKind.DELETE:
+            if self._types.get(vm_id) == VMType.WORKER:
+                self.worker_count -= 1
+            self._forget(vm_id, now)
+            self._deleted.add(vm_id)
+        elif kind == CommandKind.SUSPEND:
+            self._hb.pop(vm_id, None)
+            self._close_account(vm_id, now)
+        elif kind == CommandKind.RESUME:
+            self._running_since.setdefault(vm_id, self._stamp(now))
+        self.cloud.execute(command, now)
+        self._sent.append(command)
+        if kind != CommandKind.DELETE:
+            previous = self._last.get(vm_id)
+            if previous is None or previous[1] != kind:  # re-sending keeps the first time
+                self._last[vm_id] = (now, kind)
+
+    def _close_account(self, vm_id: int, now: float) -> None:
+        since = self._running_since.pop(vm_id, None)
+        if since is not None:  # already closed (e.g. FAILED after SUSPEND): nothing to add
+            self._closed_seconds += self._stamp(now) - since

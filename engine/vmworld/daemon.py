@@ -1,0 +1,191 @@
+"""The app daemon on every VM and the lossy datagram channel between the daemons and the controller.
+
+The daemon on an ACTIVE VM starts READY; INIT moves it to INIT and then RUNNING (a worker needs a running
+master, or it goes to ERROR); SHUTDOWN drains a worker's jobs and returns it to READY. A running daemon
+sends a heartbeat every ``heartbeat_interval``; heartbeats and app commands are datagrams, lost with
+probability ``heartbeat_loss`` (and all heartbeats during an outage). The monitor buffers heartbeats by
+sender address ``(ip, port)``, as the original's monitor does, until the controller flushes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import simpy
+
+from engine.core.params import Mirror
+from engine.core.rng import gamma_delay
+from engine.vmworld.jobs import JobFlow, WorkerSlot
+from engine.vmworld.model import AppState, Heartbeat, VMState, VMType
+from engine.vmworld.params import PlatformParams
+from engine.vmworld.vm import VM, later
+
+Address = tuple[str, int]
+
+
+class HeartbeatChannel:
+    """The unreliable channel and the controller side's monitor buffer."""
+
+    def __init__(self, env: simpy.Environment, platform: Mirror, rng: np.random.Generator):
+        self.env = env
+        self.p = platform
+        self.rng = rng
+        self.monitor: dict[Address, list[Heartbeat]] = {}
+        self.outage_until = -1.0
+
+    def lost(self) -> bool:
+        """Is the next heartbeat lost (an outage, or a random loss)?"""
+        return self.env.now < self.outage_until or self.rng.random() < self.p.heartbeat_loss
+
+    def command_lost(self) -> bool:
+        """Is the next app command datagram lost?"""
+        return self.rng.random() < self.p.heartbeat_loss
+
+    def outage(self, until: float) -> None:
+        """Every heartbeat is lost until ``until`` (outages that overlap merge)."""
+        self.outage_until = max(self.outage_until, until)
+
+    def deliver(self, vm: VM, beat: Heartbeat) -> None:
+        self.monitor.setdefault(vm.sender, []).append(beat)
+
+    def drop(self, vm: VM) -> None:
+        """Forget what a deleted VM sent but the controller has not read."""
+        self.monitor.pop(vm.sender, None)
+
+    def flush(self) -> dict[Address, list[Heartbeat]]:
+        out, self.monitor = self.monitor, {}
+        return out
+
+
+class AppDaemons:
+    """The app daemons of every VM: state machine, worker threads on the job queue, heartbeats."""
+
+    def __init__(self, env: simpy.Environment, platform: PlatformParams | Mirror, jobs: JobFlow, rng: np.random.Generator,
+                 channel: HeartbeatChannel):
+        self.env = env
+        self.p = platform if isinstance(platform, Mirror) else Mirror(platform)  # read on every heartbeat
+        self.jobs = jobs
+        self.rng = rng
+        self.channel = channel
+        self.running_master: int | None = None
+
+    def _delay(self, mean: float) -> float:
+        return gamma_delay(self.rng, mean, self.p.delay_cv)
+
+    # -- the VM's life, as the cloud drives it -----------------------------------------------------------
+    def boot(self, vm: VM, app: AppState | None = None) -> None:
+        """The VM became ACTIVE: its daemon comes up READY after a start-up delay, or at once in ``app`` (a resume)."""
+        if app is None:
+            later(self.env, self._delay(self.p.app_start_time), vm, self._daemon_up, AppState.READY)
+        else:
+            self._daemon_up(vm, app)
+
+    def stop(self, vm: VM, now: float) -> None:
+        """Whatever ran on the VM stops now: timers, heartbeats, threads; a master stops dispatching."""
+        vm.epoch += 1
+        vm.app = None
+        if vm.type is VMType.WORKER:
+            self.jobs.remove(vm.id, now)
+        elif self.running_master == vm.id:
+            self.running_master = None
+            self.jobs.pause(now)
+
+    def resumed_state(self, vm: VM) -> AppState:
+        """The app state a resumed VM comes back in: a worker whose master is gone reports ERROR."""
+        app = vm.app or AppState.READY
+        if app in (AppState.RUNNING, AppState.INIT, AppState.SHUTTING_DOWN):
+            if vm.type is VMType.MASTER:
+                app = AppState.READY
+            elif vm.master_link != self.running_master or vm.master_link is None:
+                app = AppState.ERROR
+            elif app is not AppState.RUNNING:
+                app = AppState.READY
+        return app
+
+    def _daemon_up(self, vm: VM, app: AppState) -> None:
+        vm.app = app
+        if app is AppState.RUNNING:
+            self._app_running(vm)
+        # first heartbeat at a random phase so that VMs do not beat in lockstep
+        later(self.env, self.rng.uniform(0.0, self.p.heartbeat_interval), vm, self._heartbeat)
+
+    # -- app commands ------------------------------------------------------------------------------------
+    def send_init(self, vm: VM) -> None:
+        self._send(vm, self._app_init)
+
+    def send_shutdown(self, vm: VM) -> None:
+        self._send(vm, self._app_shutdown)
+
+    def _send(self, vm: VM, handler: Callable[[VM], None]) -> None:
+        if vm.state is not VMState.ACTIVE or not vm.alive or vm.app is None:
+            return  # nobody listens
+        if self.channel.command_lost():
+            return
+        later(self.env, self.p.app_command_latency, vm, handler)
+
+    def _app_init(self, vm: VM) -> None:
+        if vm.app in (AppState.READY, AppState.ERROR):
+            vm.app = AppState.INIT
+            later(self.env, self._delay(self.p.app_init_time), vm, self._app_initialised)
+
+    def _app_initialised(self, vm: VM) -> None:
+        if vm.app is not AppState.INIT:
+            return
+        if vm.type is VMType.WORKER and self.running_master is None:
+            vm.app = AppState.ERROR  # no master to connect to
+            return
+        vm.app = AppState.RUNNING
+        self._app_running(vm)
+
+    def _app_running(self, vm: VM) -> None:
+        now = self.env.now
+        if vm.type is VMType.MASTER:
+            self.running_master = vm.id
+            self.jobs.resume(now)
+            return
+        vm.master_link = self.running_master
+        if vm.slot is None:
+            placed = vm.placement
+            vm.slot = WorkerSlot(
+                vm.id,
+                speed=placed.speed_factor if placed is not None else 1.0,
+                storage_seconds=placed.storage_seconds_per_job if placed is not None else 0.0,
+            )
+        self.jobs.add_threads(vm.slot, self.p.worker_threads, now)
+
+    def _app_shutdown(self, vm: VM) -> None:
+        if vm.type is VMType.MASTER:
+            return
+        if vm.app is AppState.INIT:
+            vm.app = AppState.READY
+        elif vm.app is AppState.RUNNING:
+            vm.app = AppState.SHUTTING_DOWN
+            now = self.env.now
+            done = self.jobs.drain(vm.id, now)
+            later(self.env, done - now, vm, self._drained)
+
+    def _drained(self, vm: VM) -> None:
+        if vm.app is AppState.SHUTTING_DOWN:
+            self.jobs.remove(vm.id, self.env.now)
+            vm.app = AppState.READY
+
+    # -- heartbeats --------------------------------------------------------------------------------------
+    def _heartbeat(self, vm: VM) -> None:
+        now = self.env.now
+        if vm.state is VMState.ACTIVE and vm.alive and vm.app is not None:
+            if not self.channel.lost():
+                self.channel.deliver(vm, self._beat(vm, now))
+            later(self.env, self.p.heartbeat_interval, vm, self._heartbeat)
+
+    def _beat(self, vm: VM, now: float) -> Heartbeat:
+        jobs = self.jobs
+        jobs.catch_up(now)
+        if vm.type is VMType.MASTER:
+            queue = jobs.queue_length(now) if vm.app is AppState.RUNNING else 0
+            return Heartbeat(now, vm.app, queue_length=queue, cpu=0.2, mem=0.3, disk=0.1)
+        threads = self.p.worker_threads
+        busy = jobs.busy_threads(vm.id, now)
+        cpu = busy / threads
+        avg = vm.slot.avg_time if vm.slot is not None else 0.0
+        return Heartbeat(now, vm.app, avg_time=avg, threads=threads, cpu=cpu, mem=0.2 + 0.3 * cpu, disk=0.1)

@@ -1,0 +1,233 @@
+"""The master's job queue and the worker threads serving it.
+
+Jobs are not simpy processes. The queue is a FIFO with many servers (threads), so the start of every
+job follows from the arrival times and the times threads become free (the Kiefer-Wolfowitz
+recursion: ``start = max(ready, earliest free thread)``). :meth:`JobFlow.catch_up` applies it up to a
+time ``t``, committing every job that starts at or before ``t``; whoever changes the set of threads
+(a worker joins, drains, crashes) or reads the queue first catches up to the current time. The result
+is the same as one simpy event per arrival and per completion, at a fraction of the cost.
+
+The queue is durable (a broker-backed queue): it survives master restarts. While no master is
+running nothing is dispatched. Jobs in service on a worker that crashes, is deleted or suspended go
+back to the head of the queue, so no job is lost or served twice.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+from heapq import heappop, heappush, heapreplace
+
+from engine.workload.arrivals import ArrivalStream
+from engine.workload.service import ServiceTimes
+
+
+class Thread:
+    __slots__ = ("worker", "free_at", "accepting", "job", "row")
+
+    def __init__(self, worker: WorkerSlot, free_at: float):
+        self.worker = worker
+        self.free_at = free_at
+        self.accepting = True
+        self.job: tuple[int, float] | None = None  # (job id, arrival) of the job last started
+        self.row = -1
+
+
+class WorkerSlot:
+    """The job-side state of one worker VM: its threads, speed and task-time statistics."""
+
+    __slots__ = ("vm_id", "speed", "storage_seconds", "threads", "busy_time", "jobs")
+
+    def __init__(self, vm_id: int, speed: float = 1.0, storage_seconds: float = 0.0):
+        self.vm_id = vm_id
+        self.speed = speed
+        self.storage_seconds = storage_seconds
+        self.threads: list[Thread] = []
+        self.busy_time = 0.0
+        self.jobs = 0
+
+    @property
+    def avg_time(self) -> float:
+        """Average task time of the jobs this worker took (0 before its first job)."""
+        return self.busy_time / self.jobs if self.jobs else 0.0
+
+
+class JobFlow:
+    def __init__(self, arrivals: ArrivalStream, service: ServiceTimes, record_jobs: bool = False):
+        self.arrivals = arrivals
+        self.service = service
+        self._heap: list[tuple[float, int, Thread]] = []
+        self._seq = 0
+        self._buf: list[float] = []  # generated arrival times; _buf[_bi:] not yet started
+        self._bi = 0
+        self._base = 0  # job id of _buf[0]
+        self._requeued: deque[tuple[float, float, int]] = deque()  # (ready, arrival, job id)
+        self.workers: dict[int, WorkerSlot] = {}
+        self.started = 0  # jobs started and not aborted
+        self.aborted = 0
+        self.dispatching = True
+        self.waits: list[float] = []  # waits of jobs started since the last :meth:`take_waits`
+        self.now = 0.0
+        self.rows: list[list] | None = [] if record_jobs else None
+
+    # -- time ------------------------------------------------------------------------------
+    def _generate_upto(self, t: float) -> None:
+        arrivals = self.arrivals
+        buf = self._buf
+        while arrivals.window_end <= t:
+            buf.extend(arrivals.next_window())
+        if self._bi > 65536 and self._bi * 2 > len(buf):
+            del buf[: self._bi]
+            self._base += self._bi
+            self._bi = 0
+
+    def catch_up(self, t: float) -> None:
+        """Commit every job that starts at or before ``t``."""
+        self._generate_upto(t)
+        if t > self.now:
+            self.now = t
+        if not self.dispatching:
+            return
+        heap = self._heap
+        buf = self._buf
+        requeued = self._requeued
+        waits = self.waits
+        rows = self.rows
+        service = self.service
+        sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
+        nsbuf = len(sbuf)
+        bi = self._bi
+        nbuf = len(buf)
+        started = 0
+        while True:
+            if requeued:
+                ready, arrival, jid = requeued[0]
+                from_requeue = True
+            elif bi < nbuf:
+                arrival = ready = buf[bi]
+                jid = self._base + bi
+                from_requeue = False
+            else:
+                break
+            if ready > t:
+                break
+            while heap and not heap[0][2].accepting:
+                heappop(heap)
+            if not heap:
+                break
+            free_at, _, th = heap[0]
+            start = ready if ready > free_at else free_at
+            if start > t:
+                break
+            w = th.worker
+            if si >= nsbuf:
+                service.refill()
+                sbuf, si, nsbuf = service.buf, 0, len(service.buf)
+            s = sbuf[si] * mean / w.speed + w.storage_seconds
+            si += 1
+            end = start + s
+            self._seq += 1
+            heapreplace(heap, (end, self._seq, th))
+            th.free_at = end
+            th.job = (jid, arrival)
+            if from_requeue:
+                requeued.popleft()
+            else:
+                bi += 1
+            started += 1
+            w.busy_time += s
+            w.jobs += 1
+            waits.append(start - arrival)
+            if rows is not None:
+                th.row = len(rows)
+                rows.append([jid, arrival, start, end, w.vm_id, False])
+        self._bi = bi
+        service.i = si
+        self.started += started
+
+    # -- workers ---------------------------------------------------------------------------
+    def add_threads(self, worker: WorkerSlot, n: int, t: float) -> None:
+        """``worker`` starts taking jobs with ``n`` threads at ``t``."""
+        self.catch_up(t)
+        self.workers[worker.vm_id] = worker
+        worker.threads = [Thread(worker, t) for _ in range(n)]
+        for th in worker.threads:
+            self._seq += 1
+            heappush(self._heap, (t, self._seq, th))
+
+    def drain(self, vm_id: int, t: float) -> float:
+        """Stop giving jobs to a worker; returns when its last job ends (its threads then leave)."""
+        self.catch_up(t)
+        w = self.workers.get(vm_id)
+        if w is None:
+            return t
+        done = t
+        for th in w.threads:
+            th.accepting = False
+            done = max(done, th.free_at)
+        return done
+
+    def remove(self, vm_id: int, t: float) -> int:
+        """A worker leaves at ``t``; jobs still in service go back to the head of the queue."""
+        self.catch_up(t)
+        w = self.workers.pop(vm_id, None)
+        if w is None:
+            return 0
+        lost = []
+        for th in w.threads:
+            th.accepting = False
+            if th.free_at > t and th.job is not None:
+                jid, arrival = th.job
+                lost.append((t, arrival, jid))
+                if self.rows is not None and th.row >= 0:
+                    self.rows[th.row][5] = True
+        w.threads = []
+        # oldest first, ahead of everything already waiting
+        for item in sorted(lost, key=lambda x: x[2], reverse=True):
+            self._requeued.appendleft(item)
+        self.started -= len(lost)
+        self.aborted += len(lost)
+        return len(lost)
+
+    def pause(self, t: float) -> None:
+        """No master: stop dispatching (jobs in service finish)."""
+        self.catch_up(t)
+        self.dispatching = False
+
+    def resume(self, t: float) -> None:
+        """A master runs again: dispatch from ``t`` on."""
+        self.catch_up(t)
+        if self.dispatching:
+            return
+        self.dispatching = True
+        heap = []
+        for w in self.workers.values():
+            for th in w.threads:
+                if th.accepting:
+                    th.free_at = max(th.free_at, t)
+                    self._seq += 1
+                    heap.append((th.free_at, self._seq, th))
+        heap.sort()
+        self._heap = heap
+
+    # -- observations (call catch_up(t) first) --------------------------------------------
+    def arrived_total(self, t: float) -> int:
+        self._generate_upto(t)
+        return self._base + bisect_right(self._buf, t)
+
+    def queue_length(self, t: float) -> int:
+        return self.arrived_total(t) - (self._base + self._bi) + len(self._requeued)
+
+    def in_service(self, t: float) -> int:
+        return sum(1 for w in self.workers.values() for th in w.threads if th.free_at > t)
+
+    def busy_threads(self, vm_id: int, t: float) -> int:
+        w = self.workers.get(vm_id)
+        return 0 if w is None else sum(1 for th in w.threads if th.free_at > t)
+
+    def accepting_threads(self) -> int:
+        return sum(1 for w in self.workers.values() for th in w.threads if th.accepting)
+
+    def take_waits(self) -> list[float]:
+        waits, self.waits = self.waits, []
+        return waits

@@ -1,0 +1,247 @@
+"""The VM world as a :class:`~engine.core.platform.Platform`: the seed's master/worker application on a VM cloud.
+
+It wires the parts together (the job queue, the cloud, the app daemons and their heartbeat channel, the
+placement service when the scenario has a cluster, and the seed's controller with its scaling policy),
+runs the controller every ``DECISION_INTERVAL`` and samples itself every ``run.sample_interval``, applies
+the faults it understands, and summarises the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import simpy
+
+from engine.autoscaling.registry import make_policy
+from engine.core.events import EventLog
+from engine.core.histogram import LogHistogram
+from engine.core.params import Mirror, ParamError, Section
+from engine.core.platform import FaultOutcome
+from engine.core.recorder import Recorder
+from engine.scheduling.service import PlacementService
+from engine.vmworld.cloud import VMCloud
+from engine.vmworld.controller import ControlRound, VMController
+from engine.vmworld.daemon import AppDaemons, HeartbeatChannel
+from engine.vmworld.jobs import JobFlow
+from engine.vmworld.model import AppState, VMState, VMType
+from engine.vmworld.tables import DECISIONS, JOBS, SAMPLES, decision_row
+from engine.workload.arrivals import ArrivalStream
+from engine.workload.service import ServiceTimes
+
+#: The faults this world understands.
+FAULT_KINDS: dict[str, str] = {
+    "master_crash": "the master VM's guest dies (the cloud still lists it ACTIVE; its heartbeats stop)",
+    "worker_crash": "a worker VM's guest dies (vm=ID, or a random ACTIVE or booting worker)",
+    "heartbeat_outage": "every heartbeat is lost for duration=S seconds (default 30)",
+    "node_failure": "a cluster node fails (node=NAME or position, default the busiest): its VMs go FAILED",
+}
+
+Stream = Callable[[str], np.random.Generator]
+
+
+class VMWorld:
+    """The master/worker application, its VM cloud and the seed's controller."""
+
+    fault_kinds = FAULT_KINDS
+
+    def __init__(self, env: simpy.Environment, sections: Mapping[str, Section], recorder: Recorder, stream: Stream, log: EventLog):
+        self.env = env
+        self.sections = sections
+        self.recorder = recorder
+        self.log = log
+        run, workload = sections["run"], sections["workload"]
+        self.jobs = JobFlow(ArrivalStream(workload, stream("arrivals")), ServiceTimes(workload, stream("service")), record_jobs=run.record_jobs)
+        self.placement: PlacementService | None = None
+        if "cluster" in sections:
+            self.placement = PlacementService(sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history)
+        mirror = Mirror(sections["platform"])  # read on every heartbeat
+        self.channel = HeartbeatChannel(env, mirror, stream("channel"))
+        platform_rng = stream("platform")
+        self.daemons = AppDaemons(env, mirror, self.jobs, platform_rng, self.channel)
+        self.cloud = VMCloud(env, mirror, self.daemons, platform_rng, log, placement=self.placement)
+        self.controller = VMController(sections["autoscaler"], self.cloud, policy=make_policy(sections), modes=sections["controller"])
+        self.last_round: ControlRound | None = None
+        self.waits = LogHistogram()
+        self._arrived_before = 0
+        self._completed_before = 0
+        recorder.declare(SAMPLES)
+        recorder.declare(DECISIONS)
+        recorder.provide(JOBS, lambda: self.jobs.rows)
+
+    tables = (SAMPLES, DECISIONS, JOBS)
+
+    # -- Platform ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.controller.start(0.0)
+        self.env.process(self._decisions())
+        self.env.process(self._sampling())
+
+    def settle(self, now: float) -> None:
+        """Nothing to do: the job queue is brought up to date by whoever reads it."""
+
+    def params_changed(self, applied: Mapping[str, Any]) -> None:
+        if "policy.kind" in applied:
+            # a new policy starts with empty windows; the VM lifecycle rules carry on unchanged
+            self.controller.set_policy(make_policy(self.sections))
+
+    def fault_targets(self, kind: str) -> list[int]:
+        if kind == "worker_crash":
+            return [vm.id for vm in self.cloud.vms.values() if vm.type is VMType.WORKER and vm.alive and vm.state is VMState.ACTIVE]
+        return []
+
+    def inject(self, kind: str, args: Mapping[str, Any], cause: str, rng: np.random.Generator) -> FaultOutcome:
+        now = self.env.now
+        cloud = self.cloud
+        if kind == "master_crash":
+            vm = next((v for v in cloud.vms.values() if v.type is VMType.MASTER and v.alive), None)
+            if vm is not None:
+                cloud.crash(vm, now)
+            return FaultOutcome(vm.id if vm else None, vm.type.value if vm else None)
+        if kind == "worker_crash":
+            wanted = args.get("vm")
+            live = [v for v in cloud.vms.values() if v.type is VMType.WORKER and v.alive and v.state in (VMState.ACTIVE, VMState.PENDING)]
+            vm = None
+            if wanted is not None:
+                vm = cloud.vms.get(int(wanted))
+                if vm is None or vm.type is not VMType.WORKER:
+                    raise ParamError("fault.vm", f"{wanted!r} is not a listed worker VM; allowed: {[v.id for v in live]}")
+            elif live:
+                vm = live[int(rng.integers(len(live)))]
+            if vm is not None:
+                cloud.crash(vm, now)
+            return FaultOutcome(vm.id if vm else None, vm.type.value if vm else None)
+        if kind == "heartbeat_outage":
+            duration = float(args.get("duration", 30.0))
+            if not duration > 0:
+                raise ParamError("fault.duration", f"{duration!r} is not allowed; allowed: > 0 seconds")
+            self.channel.outage(now + duration)
+            return FaultOutcome(facts={"duration": duration})
+        if kind == "node_failure":
+            if self.placement is None:
+                raise ParamError("fault", "node_failure needs a scenario with a cluster section")
+            node = args.get("node")
+            if node is None:
+                node = int(np.argmax(self.placement.occupancy()))
+            hit = self.placement.fail_node(node, now)
+            name = self.placement.cluster.names[self.placement.node_position(node)]
+            for vm_id in hit:
+                if vm_id in cloud.vms:
+                    cloud.fail(cloud.vms[vm_id], now, name)
+            return FaultOutcome(node=name, facts={"vms": hit})
+        raise ParamError("fault", f"{kind!r} is not a fault of the VM world; allowed: {', '.join(FAULT_KINDS)}")
+
+    # -- processes --------------------------------------------------------------------------------------
+    def _decisions(self):
+        env = self.env
+        params = self.sections["autoscaler"]
+        while True:
+            yield env.timeout(params.DECISION_INTERVAL)
+            now = env.now
+            self.jobs.catch_up(now)
+            control = self.controller.step(now, self.channel.flush())
+            self.last_round = control
+            self.recorder.append("decisions", decision_row(control))
+
+    def _sampling(self):
+        env = self.env
+        run = self.sections["run"]
+        auto = self.sections["autoscaler"]
+        jobs = self.jobs
+        while True:
+            yield env.timeout(run.sample_interval)
+            now = env.now
+            jobs.catch_up(now)
+            counts = {"booting": 0, "active": 0, "shutting_down": 0, "suspended": 0, "failed": 0, "total": 0}
+            master_state = "none"
+            for vm in self.cloud.vms.values():
+                if vm.type is VMType.MASTER:
+                    master_state = vm.state.value + (f"/{vm.app.value}" if vm.app is not None and vm.alive else "")
+                    continue
+                counts["total"] += 1
+                if vm.state is VMState.PENDING:
+                    counts["booting"] += 1
+                elif vm.state is VMState.SUSPENDED:
+                    counts["suspended"] += 1
+                elif vm.state is VMState.FAILED:
+                    counts["failed"] += 1
+                elif vm.app is AppState.RUNNING and vm.alive:
+                    counts["active"] += 1
+                elif vm.app is AppState.SHUTTING_DOWN and vm.alive:
+                    counts["shutting_down"] += 1
+            arrived = jobs.arrived_total(now)
+            in_service = jobs.in_service(now)
+            completed = jobs.started - in_service
+            waits = np.asarray(jobs.take_waits())
+            self.waits.add(waits)
+            if len(waits):
+                p50, p95, p99 = np.percentile(waits, [50, 95, 99]).tolist()
+            else:
+                p50 = p95 = p99 = math.nan
+            d = self.last_round
+            self.recorder.append(
+                "samples",
+                {
+                    "time": now,
+                    "queue_length": jobs.queue_length(now),
+                    "workers_booting": counts["booting"],
+                    "workers_active": counts["active"],
+                    "workers_shutting_down": counts["shutting_down"],
+                    "workers_suspended": counts["suspended"],
+                    "workers_failed": counts["failed"],
+                    "workers_total": counts["total"],
+                    "threads": jobs.accepting_threads(),
+                    "time_left": math.nan if d is None or d.time_left is None else float(d.time_left),
+                    "band_low": auto.MIN_AVG_TIME,
+                    "band_high": auto.MAX_AVG_TIME,
+                    "arrivals": arrived - self._arrived_before,
+                    "completions": completed - self._completed_before,
+                    "arrived_total": arrived,
+                    "completed_total": completed,
+                    "in_service": in_service,
+                    "wait_p50": p50,
+                    "wait_p95": p95,
+                    "wait_p99": p99,
+                    "vm_seconds": self.controller.vm_seconds(now),
+                    "pending_pods": len(self.placement.pending) if self.placement is not None else 0,
+                    "master_state": master_state,
+                },
+            )
+            self._arrived_before = arrived
+            self._completed_before = completed
+
+    # -- summary ----------------------------------------------------------------------------------------
+    def summary(self, now: float) -> dict[str, Any]:
+        rec = self.recorder
+        last = rec.count("samples") > 0
+
+        def final(column: str) -> Any:
+            return rec.column("samples", column)[-1] if last else 0
+
+        tl = np.asarray(rec.column("samples", "time_left"), dtype=float)
+        lo = np.asarray(rec.column("samples", "band_low"), dtype=float)
+        hi = np.asarray(rec.column("samples", "band_high"), dtype=float)
+        measured = ~np.isnan(tl)
+        outside = float(np.mean((tl[measured] < lo[measured]) | (tl[measured] > hi[measured]))) if measured.any() else math.nan
+        actions = rec.column("decisions", "action")
+        modes = self.sections["controller"]
+        return {
+            "jobs_arrived": final("arrived_total"),
+            "jobs_completed": final("completed_total"),
+            "queue_at_end": final("queue_length"),
+            "wait_p50": self.waits.percentile(50),
+            "wait_p95": self.waits.percentile(95),
+            "wait_p99": self.waits.percentile(99),
+            "vm_hours": self.controller.vm_seconds(now) / 3600.0,
+            "policy": self.sections["policy"].kind,
+            "scale_outs": actions.count("scale_out"),
+            "scale_ins": actions.count("scale_in"),
+            "master_recoveries": actions.count("master_recovery"),
+            "share_outside_band": outside,
+            "max_active_workers": max(rec.column("samples", "workers_active"), default=0),
+            "seed_exact": bool(modes.seed_exact),
+            "extensions": json.dumps(modes.extensions_on),
+        }

@@ -1,0 +1,1 @@
+"""Job arrivals (patterns and trace replay, window by window) and service times."""

@@ -1,0 +1,130 @@
+"""Azure Functions 2019: per-minute invocation counts per function, and per-function duration percentiles."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.workload.traces.common import (
+    TraceError,
+    _frozen,
+    _listing,
+    _numeric,
+    _read_csv,
+    _require,
+    _select_rows,
+    log,
+    resolve_trace_path,
+)
+from engine.workload.traces.model import MinuteCounts, PercentileDurations
+
+AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
+
+
+def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCounts:
+    """Per-minute invocation counts from an Azure Functions 2019 ``invocations`` CSV.
+
+    ``function`` selects rows: '' all; else comma-separated HashFunction prefixes (case-insensitive,
+    each may match several rows) or ``#i`` (0-based data row). A selector that matches nothing raises.
+    """
+    path = resolve_trace_path(path)
+    df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction", "Trigger"))
+    _require(df, path, ["HashFunction"], "azure2019 invocations")
+    minute_cols = sorted((c for c in df.columns if c.isdigit()), key=int)
+    if not minute_cols:
+        raise TraceError(
+            path, "columns '1'..'1440'", f"missing; the azure2019 format has one count column per minute (found {_listing(df.columns)})"
+        )
+    expected = [str(i) for i in range(1, len(minute_cols) + 1)]
+    if minute_cols != expected:
+        gap = next(e for e, c in zip(expected, minute_cols, strict=True) if e != c)
+        raise TraceError(path, f"column {gap!r}", f"missing; allowed: minute columns '1'..'{len(minute_cols)}' without gaps")
+    hashes = df["HashFunction"].fillna("").astype(str).str.strip().str.lower().to_numpy()
+    rows = _select_rows(hashes, function, path, "HashFunction")
+    sub = df.iloc[rows]
+    # vectorised check of the whole block first; locate the offending cell only on error
+    block = sub[minute_cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    ok = np.isfinite(block) & (block >= 0) & (block == np.round(block))
+    if not ok.all():
+        r, c = map(int, np.argwhere(~ok)[0])
+        col = minute_cols[c]
+        cell = sub[col].iloc[r]
+        v = block[r, c]
+        if np.isfinite(v) and v < 0:
+            what = f"{v:g} is negative"
+        else:
+            shown = "an empty cell" if pd.isna(cell) else repr(str(cell).strip())
+            what = f"{shown} is not a count"
+        raise TraceError(path, f"line {rows[r] + 2}, column {col!r}", f"{what}; allowed: integers >= 0")
+    per = block.astype(np.int64)
+    return MinuteCounts(
+        path=str(path),
+        functions=tuple(str(h) for h in hashes[rows]),
+        rows=tuple(int(r) for r in rows),
+        per_function=_frozen(per),
+    )
+
+
+def azure2019_durations_path(invocations: str | Path) -> Path:
+    """The duration table that goes with an invocations file (same folder)."""
+    p = resolve_trace_path(invocations)
+    if "invocations_per_function" in p.name:
+        return p.with_name(p.name.replace("invocations_per_function", "function_durations_percentiles"))
+    return p.with_name("durations.csv")
+
+
+def read_azure2019_durations(path: str | Path, functions: Sequence[str], weights: Sequence[float] | None = None) -> PercentileDurations:
+    """Percentile tables (ms in the file, seconds here) of ``functions`` from an Azure 2019 durations CSV.
+
+    Each function must have a row (the first row with its HashFunction is used); ``weights`` (default:
+    equal) are normalised. Percentiles that decrease along a row are sorted, with a note.
+    """
+    path = resolve_trace_path(path)
+    cols = [f"percentile_Average_{q}" for q in AZURE2019_LEVELS]
+    df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction"), field_name="workload.trace_service")
+    try:
+        _require(df, path, ["HashFunction", *cols], "azure2019 durations")
+    except TraceError as e:
+        raise TraceError(path, e.where, _tail(e), "workload.trace_service") from None
+    hashes = df["HashFunction"].fillna("").astype(str).str.strip().str.lower()
+    first = {h: i for i, h in reversed(list(enumerate(hashes)))}
+    rows = []
+    for f in functions:
+        if f.lower() not in first:
+            raise TraceError(
+                path,
+                "column 'HashFunction'",
+                f"no row for function {f!r}; allowed: a durations file listing every replayed function",
+                "workload.trace_service",
+            )
+        rows.append(first[f.lower()])
+    sub = df.iloc[rows].reset_index(drop=True)
+    table = (
+        np.column_stack([_numeric(sub, c, path, "a duration in ms", rows=rows, field_name="workload.trace_service") for c in cols]) / 1000.0
+    )
+    notes = []
+    if (np.diff(table, axis=1) < 0).any():
+        note = f"{path}: percentiles decrease along a row; sorted"
+        notes.append(note)
+        log.info(note)
+        table = np.sort(table, axis=1)
+    w = np.ones(len(rows)) if weights is None else np.asarray(weights, dtype=float)
+    if len(w) != len(rows) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError("weights: one non-negative weight per function, not all zero")
+    return PercentileDurations(
+        path=str(path),
+        functions=tuple(functions),
+        levels=_frozen(np.array(AZURE2019_LEVELS, dtype=float) / 100.0),
+        table=_frozen(table),
+        weights=_frozen(w / w.sum()),
+        notes=tuple(notes),
+    )
+
+
+def _tail(e: TraceError) -> str:
+    return e.message[len(f"{e.path}: {e.where}: ") :] if e.where else e.message[len(f"{e.path}: ") :]
+
+
