@@ -24,6 +24,7 @@ run: setup
 test: setup
 	@scripts/ensure-chromium.sh
 	$(PY) -m ruff check engine dashboard tests benchmarks
+	$(PY) -m ruff format --check engine dashboard tests benchmarks
 	.venv/bin/lint-imports --no-cache
 	$(PY) -m pytest -p no:cacheprovider
 
@@ -32,6 +33,7 @@ test-fast: setup
 
 lint: setup
 	$(PY) -m ruff check engine dashboard tests benchmarks
+	$(PY) -m ruff format --check engine dashboard tests benchmarks
 	.venv/bin/lint-imports --no-cache
 
 bench: setup

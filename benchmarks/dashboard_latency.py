@@ -25,8 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP localhost 127.0.0.1",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP localhost 127.0.0.1",
 ]
 JS_LAST_BAND_HIGH = """() => { const s = Bokeh.documents[0].get_model_by_name('samples-live');
   const v = s.data.band_high; return v.length ? v[v.length - 1] : null; }"""
@@ -77,8 +83,14 @@ def soak(ticks: int) -> dict:
             rss.append(round(rss_mib(), 1))
     gc.collect()
     rss.append(round(rss_mib(), 1))
-    return {"ticks": ticks, "simulated_s": round(d.session.sim.now, 1), "wall_s": round(time.perf_counter() - t0, 1),
-            "rss_mib_every_tenth": rss, "samples_in_engine": d.session.sim.sample_count, "events_in_engine": d.session.sim.event_count}
+    return {
+        "ticks": ticks,
+        "simulated_s": round(d.session.sim.now, 1),
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "rss_mib_every_tenth": rss,
+        "samples_in_engine": d.session.sim.sample_count,
+        "events_in_engine": d.session.sim.event_count,
+    }
 
 
 def main() -> None:
@@ -86,8 +98,12 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=60.0, help="wall seconds of measuring (600 for the 10-minute check)")
     ap.add_argument("--interval", type=float, default=1.0, help="wall seconds between two slider changes")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--soak-ticks", type=int, default=0,
-                    help="then tick a headless dashboard this many times (18000 = 30 min at 10 ticks/s) and report server memory")
+    ap.add_argument(
+        "--soak-ticks",
+        type=int,
+        default=0,
+        help="then tick a headless dashboard this many times (18000 = 30 min at 10 ticks/s) and report server memory",
+    )
     args = ap.parse_args()
 
     import panel as pn
@@ -114,8 +130,11 @@ def main() -> None:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         t_open = time.perf_counter()
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        page.wait_for_function("() => { const d = window.Bokeh && Bokeh.documents[0]; const s = d && d.get_model_by_name('samples-live');"
-                               " return s && s.data.time.length > 3; }", timeout=60000)
+        page.wait_for_function(
+            "() => { const d = window.Bokeh && Bokeh.documents[0]; const s = d && d.get_model_by_name('samples-live');"
+            " return s && s.data.time.length > 3; }",
+            timeout=60000,
+        )
         first_data_s = time.perf_counter() - t_open
         d = made[0]
         applied_at: list[float] = []
@@ -158,13 +177,22 @@ def main() -> None:
         ticks = d._ticks - ticks_before
         tick_ms = [t * 1000 for t in d.tick_seconds]
         engine_ms = [t * 1000 for t in d.session.tick_seconds]
-        points = {name: rows * len([r for r in fig.renderers if getattr(r, "data_source", None) is d.views.sources["live"]])
-                  for name, fig in d.views.figures.items()}
+        points = {
+            name: rows * len([r for r in fig.renderers if getattr(r, "data_source", None) is d.views.sources["live"]])
+            for name, fig in d.views.figures.items()
+        }
         grid = d.placement.source.data["image"][0]
         points["placement_heatmap"] = int(np.size(grid))
         points["score_heatmap"] = len(d.scores.source.data["weighted"])
-        parts = {k: {"median": round(pct([x * 1000 for x in v], 50), 2), "p95": round(pct([x * 1000 for x in v], 95), 2),
-                     "max": round(max(v) * 1000, 1)} for k, v in d.part_seconds.items() if v}
+        parts = {
+            k: {
+                "median": round(pct([x * 1000 for x in v], 50), 2),
+                "p95": round(pct([x * 1000 for x in v], 95), 2),
+                "max": round(max(v) * 1000, 1),
+            }
+            for k, v in d.part_seconds.items()
+            if v
+        }
         elapsed = time.perf_counter() - start
         sim_now = d.session.sim.now
         browser.close()
@@ -176,19 +204,32 @@ def main() -> None:
     lat = [ms for _, ms in latencies]
     third = max(1, len(latencies) // 3)
     n = len(in_browser)
-    per_minute = [round(pct(in_browser[i:i + 60], 50), 1) for i in range(0, n, 60)] if n else []
+    per_minute = [round(pct(in_browser[i : i + 60], 50), 1) for i in range(0, n, 60)] if n else []
     result = {
         "duration_s": round(elapsed, 1),
         "first_data_s": round(first_data_s, 2),
         "slider_to_plot_in_browser_ms": {  # keydown -> first frame after the new band reached the plot's source
-            "median": round(pct(in_browser, 50), 1), "p95": round(pct(in_browser, 95), 1),
-            "max": round(max(in_browser), 1) if in_browser else None, "n": n, "median_per_minute": per_minute,
+            "median": round(pct(in_browser, 50), 1),
+            "p95": round(pct(in_browser, 95), 1),
+            "max": round(max(in_browser), 1) if in_browser else None,
+            "n": n,
+            "median_per_minute": per_minute,
         },
-        "slider_to_plot_via_driver_ms": {"median": round(pct(lat, 50), 1), "p95": round(pct(lat, 95), 1), "max": round(max(lat), 1) if lat else None,
-                              "n": len(lat), "misses": misses,
-                              "median_first_third": round(pct(lat[:third], 50), 1), "median_last_third": round(pct(lat[-third:], 50), 1)},
+        "slider_to_plot_via_driver_ms": {
+            "median": round(pct(lat, 50), 1),
+            "p95": round(pct(lat, 95), 1),
+            "max": round(max(lat), 1) if lat else None,
+            "n": len(lat),
+            "misses": misses,
+            "median_first_third": round(pct(lat[:third], 50), 1),
+            "median_last_third": round(pct(lat[-third:], 50), 1),
+        },
         "slider_to_engine_via_driver_ms": {"median": round(pct(to_engine, 50), 1), "p95": round(pct(to_engine, 95), 1)},
-        "server_tick_ms": {"median": round(pct(tick_ms, 50), 2), "p95": round(pct(tick_ms, 95), 2), "max": round(max(tick_ms), 1) if tick_ms else None},
+        "server_tick_ms": {
+            "median": round(pct(tick_ms, 50), 2),
+            "p95": round(pct(tick_ms, 95), 2),
+            "max": round(max(tick_ms), 1) if tick_ms else None,
+        },
         "engine_advance_ms": {"median": round(pct(engine_ms, 50), 2), "p95": round(pct(engine_ms, 95), 2)},
         "server_tick_parts_ms": parts,
         "ticks_per_s": round(ticks / elapsed, 2) if elapsed else None,
@@ -199,8 +240,10 @@ def main() -> None:
     if args.soak_ticks:
         result["soak"] = soak(args.soak_ticks)
     b = result["slider_to_plot_in_browser_ms"]
-    print(f"slider->plot in the browser: median {b['median']} ms, p95 {b['p95']} ms ({n} changes; {misses} missed); "
-          f"server tick median {result['server_tick_ms']['median']} ms, {result['ticks_per_s']} ticks/s")
+    print(
+        f"slider->plot in the browser: median {b['median']} ms, p95 {b['p95']} ms ({n} changes; {misses} missed); "
+        f"server tick median {result['server_tick_ms']['median']} ms, {result['ticks_per_s']} ticks/s"
+    )
     print("RESULT " + json.dumps(result))
 
 

@@ -63,14 +63,16 @@ def widget_for(obj: param.Parameterized, name: str, css: str = "") -> pn.widgets
 class SectionControls:
     """The widgets of one engine section, applying every change to the engine through ``apply``."""
 
-    def __init__(self, live: Section, apply: Apply, key: str, exclude: tuple[str, ...] = (), alert: pn.pane.Alert | None = None,
-                 scope: str = "live"):
+    def __init__(
+        self, live: Section, apply: Apply, key: str, exclude: tuple[str, ...] = (), alert: pn.pane.Alert | None = None, scope: str = "live"
+    ):
         self.key = key
         self.scope = scope
         self.copy = type(live)(**live.values())
         self.apply = apply
-        self.alert = alert or pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
-                                            css_classes=[f"alert-{scope}-{key}"])
+        self.alert = alert or pn.pane.Alert(
+            "", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=[f"alert-{scope}-{key}"]
+        )
         self.widgets: dict[str, pn.widgets.Widget] = {}
         self._syncing = False
         paired = set()
@@ -91,9 +93,13 @@ class SectionControls:
         start = min(lo_p.bounds[0], hi_p.bounds[0])
         end = max(lo_p.bounds[1], hi_p.bounds[1])
         w = pn.widgets.EditableRangeSlider(
-            label=f"{label_of(lo_p)} .. {label_of(hi_p)}", start=start, end=end,
-            value=(getattr(self.copy, lo_name), getattr(self.copy, hi_name)), step=lo_p.step or 1.0,
-            sizing_mode="stretch_width", css_classes=[css_class(self.scope, self.key, f"{lo_name}..{hi_name}")],
+            label=f"{label_of(lo_p)} .. {label_of(hi_p)}",
+            start=start,
+            end=end,
+            value=(getattr(self.copy, lo_name), getattr(self.copy, hi_name)),
+            step=lo_p.step or 1.0,
+            sizing_mode="stretch_width",
+            css_classes=[css_class(self.scope, self.key, f"{lo_name}..{hi_name}")],
         )
 
         def on_range(event: param.parameterized.Event) -> None:

@@ -39,13 +39,17 @@ class LiveSession(param.Parameterized):
     """One running simulation with play/pause/step/reset and a wall-clock speed."""
 
     scenario = param.Selector(default=None, objects=[], doc="Scenario from data/scenarios/.")
-    seed = param.Integer(default=None, allow_None=True, bounds=(0, 2**53 - 1), doc="Seed (empty: the scenario's run.seed); kept below 2**53 so browsers hold it exactly.")
+    seed = param.Integer(
+        default=None,
+        allow_None=True,
+        bounds=(0, 2**53 - 1),
+        doc="Seed (empty: the scenario's run.seed); kept below 2**53 so browsers hold it exactly.",
+    )
     speed = param.Number(60.0, bounds=(1.0, 3600.0), step=1.0, doc="Simulated seconds per wall-clock second.")
     playing = param.Boolean(True, doc="Advance the simulation on every tick.")
     generation = param.Integer(0, doc="Bumped on every reset: views drop what they hold.")
 
-    def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, overrides: dict[str, Any] | None = None,
-                 **params):
+    def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, overrides: dict[str, Any] | None = None, **params):
         names = scenario_names()
         self._custom: dict[str, Scenario] = {}
         if isinstance(scenario, Scenario):  # a scenario built in a notebook or a test
@@ -184,8 +188,14 @@ def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
 class ComparePair(param.Parameterized):
     """Two live sessions on the same scenario and seed, advanced in lockstep."""
 
-    def __init__(self, scenario: str | Scenario, seed: int | None, a_overrides: dict[str, Any] | None = None,
-                 b_overrides: dict[str, Any] | None = None, **params):
+    def __init__(
+        self,
+        scenario: str | Scenario,
+        seed: int | None,
+        a_overrides: dict[str, Any] | None = None,
+        b_overrides: dict[str, Any] | None = None,
+        **params,
+    ):
         super().__init__(**params)
         self.a = LiveSession(scenario, seed, a_overrides)
         if b_overrides is None:

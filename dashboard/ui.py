@@ -18,9 +18,18 @@ from dashboard.views import KpiRow, RunView, TimeSeriesViews
 from engine import SCHEDULER_PRESETS, Scenario
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
-SECTION_CARDS = [("policy", "Scaling policy", False), ("autoscaler", "Autoscaler (queue drain and VM lifecycle)", False),
-                 ("hpa", "HPA", False), ("kpa", "KPA", False), ("keda", "KEDA", False), ("scheduler", "Scheduler", False), ("workload", "Workload", True),
-                 ("faults", "Random faults", True), ("platform", "Platform", True), ("cluster", "Cluster", True)]
+SECTION_CARDS = [
+    ("policy", "Scaling policy", False),
+    ("autoscaler", "Autoscaler (queue drain and VM lifecycle)", False),
+    ("hpa", "HPA", False),
+    ("kpa", "KPA", False),
+    ("keda", "KEDA", False),
+    ("scheduler", "Scheduler", False),
+    ("workload", "Workload", True),
+    ("faults", "Random faults", True),
+    ("platform", "Platform", True),
+    ("cluster", "Cluster", True),
+]
 #: Sections each side of the compare tab can set on its own.
 COMPARE_SECTIONS = ("policy", "autoscaler", "hpa", "kpa", "keda", "scheduler", "workload")
 #: Sections that are not live controls (seed and timing are run controls).
@@ -35,8 +44,7 @@ def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
 class LiveControls:
     """All generated section controls of one session, with policy-dependent cards and scheduler presets."""
 
-    def __init__(self, session: LiveSession, sections: tuple[str, ...] | None = None, collapsed_all: bool = False,
-                 scope: str = "live"):
+    def __init__(self, session: LiveSession, sections: tuple[str, ...] | None = None, collapsed_all: bool = False, scope: str = "live"):
         self.session = session
         live = session.sim.sections
         keys = [k for k, _, _ in SECTION_CARDS if k in live] + [k for k in live if k not in dict((c[0], 0) for c in SECTION_CARDS)]
@@ -92,8 +100,12 @@ class LiveControls:
     def _presets_row(self, ctl: SectionControls) -> pn.Row:
         buttons = []
         for label, values in scheduler_presets(ctl.copy).items():
-            b = pn.widgets.Button(label=label, color="default", sizing_mode="stretch_width",
-                                  css_classes=[f"preset-{ctl.scope}-{label.replace(' ', '-').lower()}"])
+            b = pn.widgets.Button(
+                label=label,
+                color="default",
+                sizing_mode="stretch_width",
+                css_classes=[f"preset-{ctl.scope}-{label.replace(' ', '-').lower()}"],
+            )
             b.on_click(lambda e, v=values: ctl.set_values(dict(v)))
             buttons.append(b)
         return pn.Row(*buttons, sizing_mode="stretch_width")
@@ -110,11 +122,19 @@ class CompareView:
         self.restart.on_click(lambda e: self.rebuild())
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.layout = pn.Column(
-            pn.pane.Markdown("Run **A** (solid) and run **B** (dashed): same scenario, workload and seed; "
-                             "B starts as A with half the workers. Change either side below."),
-            self.restart, pn.Row(pn.Column(pn.pane.Markdown("**Run A**"), self.kpi_a.pane),
-                                 pn.Column(pn.pane.Markdown("**Run B** (with B − A)"), self.kpi_b.pane), sizing_mode="stretch_width"),
-            self.views.layout, self.controls, sizing_mode="stretch_width",
+            pn.pane.Markdown(
+                "Run **A** (solid) and run **B** (dashed): same scenario, workload and seed; "
+                "B starts as A with half the workers. Change either side below."
+            ),
+            self.restart,
+            pn.Row(
+                pn.Column(pn.pane.Markdown("**Run A**"), self.kpi_a.pane),
+                pn.Column(pn.pane.Markdown("**Run B** (with B − A)"), self.kpi_b.pane),
+                sizing_mode="stretch_width",
+            ),
+            self.views.layout,
+            self.controls,
+            sizing_mode="stretch_width",
         )
         self.pair: ComparePair | None = None
 
@@ -174,16 +194,26 @@ class Dashboard(pn.viewable.Viewer):
         step.on_click(lambda e: self._step())
         reset = pn.widgets.Button(label="Reset", color="warning")
         reset.on_click(lambda e: s.reset())
-        record = pn.widgets.FileDownload(callback=self._recording_file, filename="scalelab-recording.json",
-                                         label="Download recording", color="light", sizing_mode="stretch_width")
+        record = pn.widgets.FileDownload(
+            callback=self._recording_file,
+            filename="scalelab-recording.json",
+            label="Download recording",
+            color="light",
+            sizing_mode="stretch_width",
+        )
         self.replay = pn.widgets.FileInput(accept=".json", multiple=False, sizing_mode="stretch_width")
         self.replay.param.watch(self._replay_uploaded, "value")
         self.run_card = pn.Card(
             pn.widgets.Select.from_param(s.param.scenario, sizing_mode="stretch_width"),
             pn.widgets.IntInput.from_param(s.param.seed, sizing_mode="stretch_width"),
             pn.widgets.FloatSlider.from_param(s.param.speed, step=1.0, throttled=True, sizing_mode="stretch_width"),
-            pn.Row(play, step, reset), record, pn.pane.Markdown("Replay a recording (JSON):", margin=(0, 10)), self.replay,
-            title="Run", sizing_mode="stretch_width", margin=(4, 0),
+            pn.Row(play, step, reset),
+            record,
+            pn.pane.Markdown("Replay a recording (JSON):", margin=(0, 10)),
+            self.replay,
+            title="Run",
+            sizing_mode="stretch_width",
+            margin=(4, 0),
         )
         self.outage = pn.widgets.FloatInput(value=30.0, start=1.0, end=3600.0, step=5.0, label="Heartbeat outage (s)", width=140)
         buttons = {
@@ -198,18 +228,25 @@ class Dashboard(pn.viewable.Viewer):
             b.on_click(lambda e, a=action: self._fault(a))
             fault_widgets.append(b)
         self.node_fault = fault_widgets[-1]
-        self.fault_card = pn.Card(self.fault_alert, *fault_widgets[:2], pn.Row(self.outage, fault_widgets[2]), fault_widgets[3],
-                                  title="Faults", sizing_mode="stretch_width", margin=(4, 0))
+        self.fault_card = pn.Card(
+            self.fault_alert,
+            *fault_widgets[:2],
+            pn.Row(self.outage, fault_widgets[2]),
+            fault_widgets[3],
+            title="Faults",
+            sizing_mode="stretch_width",
+            margin=(4, 0),
+        )
         self.controls = LiveControls(s)
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width")
         self.status = pn.pane.Markdown("", styles={"font-size": "11px", "color": "#666"})
-        sidebar = pn.Column(pn.pane.Markdown("## scalelab"), self.run_card, self.fault_card, self.controls_holder, self.status,
-                            width=340)
+        sidebar = pn.Column(pn.pane.Markdown("## scalelab"), self.run_card, self.fault_card, self.controls_holder, self.status, width=340)
         self.tabs = pn.Tabs(
             ("Live", pn.Column(self.views.layout, pn.pane.Markdown("### Event log"), self.events.pane, sizing_mode="stretch_width")),
             ("Placement", pn.Column(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
             ("Compare", self.compare.layout),
-            dynamic=False, sizing_mode="stretch_width",
+            dynamic=False,
+            sizing_mode="stretch_width",
         )
         main = pn.Column(self.kpis.pane, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(sidebar, main, sizing_mode="stretch_width")

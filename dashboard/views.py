@@ -40,8 +40,18 @@ RUN_STYLE = {"live": ("#1f77b4", "solid"), "A": ("#1f77b4", "solid"), "B": ("#d6
 WORKER_STATES = ["workers_booting", "workers_active", "workers_shutting_down", "workers_suspended"]
 WORKER_COLORS = ["#fdae61", "#1a9850", "#d73027", "#91bfdb"]
 SAMPLE_COLUMNS = [
-    "time", "queue_length", *WORKER_STATES, "time_left", "band_low", "band_high", "arrival_rate",
-    "completion_rate", "wait_p50", "wait_p95", "wait_p99", "vm_hours",
+    "time",
+    "queue_length",
+    *WORKER_STATES,
+    "time_left",
+    "band_low",
+    "band_high",
+    "arrival_rate",
+    "completion_rate",
+    "wait_p50",
+    "wait_p95",
+    "wait_p99",
+    "vm_hours",
 ]
 
 
@@ -66,8 +76,14 @@ def empty_columns() -> dict[str, list]:
 
 def _figure(title: str, x_range: DataRange1d, y_label: str, height: int = 210) -> figure:
     fig = figure(
-        title=title, x_range=x_range, height=height, sizing_mode="stretch_width", tools="pan,xwheel_zoom,reset,save",
-        x_axis_label="simulated time (s)", y_axis_label=y_label, output_backend="canvas",
+        title=title,
+        x_range=x_range,
+        height=height,
+        sizing_mode="stretch_width",
+        tools="pan,xwheel_zoom,reset,save",
+        x_axis_label="simulated time (s)",
+        y_axis_label=y_label,
+        output_backend="canvas",
     )
     fig.toolbar.logo = None
     fig.y_range.start = 0
@@ -88,31 +104,59 @@ class TimeSeriesViews:
         fig = _figure("Queue length", self.x_range, "jobs")
         for r in runs:
             color, dash = RUN_STYLE[r]
-            fig.line("time", "queue_length", source=self.sources[r], color=color, line_dash=dash, line_width=2,
-                     legend_label="queue" if single else f"run {r}")
-            fig.scatter("time", "y", source=self.fault_sources[r], marker="inverted_triangle", size=11, color="#b2182b",
-                        legend_label="fault")
+            fig.line(
+                "time",
+                "queue_length",
+                source=self.sources[r],
+                color=color,
+                line_dash=dash,
+                line_width=2,
+                legend_label="queue" if single else f"run {r}",
+            )
+            fig.scatter(
+                "time", "y", source=self.fault_sources[r], marker="inverted_triangle", size=11, color="#b2182b", legend_label="fault"
+            )
         fig.add_tools(HoverTool(tooltips=[("t", "@time{0}"), ("queue", "@queue_length")], mode="vline"))
         self.figures["queue"] = fig
 
         fig = _figure("Drain time_left and the [MIN, MAX] band", self.x_range, "seconds")
         for r in runs:
             color, dash = RUN_STYLE[r]
-            fig.varea("time", "band_low", "band_high", source=self.sources[r], fill_color=color, fill_alpha=0.15,
-                      legend_label="band" if single else f"band {r}")
-            fig.line("time", "time_left", source=self.sources[r], color=color, line_dash=dash, line_width=2,
-                     legend_label="time_left" if single else f"time_left {r}")
+            fig.varea(
+                "time",
+                "band_low",
+                "band_high",
+                source=self.sources[r],
+                fill_color=color,
+                fill_alpha=0.15,
+                legend_label="band" if single else f"band {r}",
+            )
+            fig.line(
+                "time",
+                "time_left",
+                source=self.sources[r],
+                color=color,
+                line_dash=dash,
+                line_width=2,
+                legend_label="time_left" if single else f"time_left {r}",
+            )
         self.figures["time_left"] = fig
 
         fig = _figure("Workers by state", self.x_range, "VMs")
         if single:
-            fig.varea_stack(WORKER_STATES, x="time", source=self.sources[runs[0]], color=WORKER_COLORS,
-                            legend_label=[s.removeprefix("workers_").replace("_", " ") for s in WORKER_STATES])
+            fig.varea_stack(
+                WORKER_STATES,
+                x="time",
+                source=self.sources[runs[0]],
+                color=WORKER_COLORS,
+                legend_label=[s.removeprefix("workers_").replace("_", " ") for s in WORKER_STATES],
+            )
         else:
             for r in runs:
                 color, dash = RUN_STYLE[r]
-                fig.line("time", "workers_active", source=self.sources[r], color=color, line_dash=dash, line_width=2,
-                         legend_label=f"active {r}")
+                fig.line(
+                    "time", "workers_active", source=self.sources[r], color=color, line_dash=dash, line_width=2, legend_label=f"active {r}"
+                )
         self.figures["workers"] = fig
 
         fig = _figure("Arrival and completion rates", self.x_range, "jobs / s")
@@ -120,8 +164,15 @@ class TimeSeriesViews:
             color, dash = RUN_STYLE[r]
             if r == runs[0]:
                 fig.line("time", "arrival_rate", source=self.sources[r], color="#999999", line_width=1.5, legend_label="arrivals")
-            fig.line("time", "completion_rate", source=self.sources[r], color=color, line_dash=dash, line_width=1.5,
-                     legend_label="completions" if single else f"completions {r}")
+            fig.line(
+                "time",
+                "completion_rate",
+                source=self.sources[r],
+                color=color,
+                line_dash=dash,
+                line_width=1.5,
+                legend_label="completions" if single else f"completions {r}",
+            )
         self.figures["rates"] = fig
 
         fig = _figure("Wait-time percentiles", self.x_range, "seconds")
@@ -137,8 +188,15 @@ class TimeSeriesViews:
         fig = _figure("Cumulative VM-hours", self.x_range, "VM-hours")
         for r in runs:
             color, dash = RUN_STYLE[r]
-            fig.line("time", "vm_hours", source=self.sources[r], color=color, line_dash=dash, line_width=2,
-                     legend_label="VM-hours" if single else f"run {r}")
+            fig.line(
+                "time",
+                "vm_hours",
+                source=self.sources[r],
+                color=color,
+                line_dash=dash,
+                line_width=2,
+                legend_label="VM-hours" if single else f"run {r}",
+            )
         self.figures["vm_hours"] = fig
 
         for fig in self.figures.values():
@@ -149,8 +207,9 @@ class TimeSeriesViews:
             fig.legend.spacing = 0
             fig.legend.padding = 2
 
-        self.layout = pn.GridBox(*[pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures.values()],
-                                 ncols=2, sizing_mode="stretch_width")
+        self.layout = pn.GridBox(
+            *[pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures.values()], ncols=2, sizing_mode="stretch_width"
+        )
 
     def clear(self) -> None:
         for src in self.sources.values():
@@ -165,8 +224,13 @@ class TimeSeriesViews:
             faults = events[events["kind"] == "fault"]
             if len(faults):
                 self.fault_sources[run].stream(
-                    {"time": faults["time"].to_numpy(dtype=float), "y": np.zeros(len(faults)),
-                     "fault": (faults["command"].astype(str) + " (" + faults["reason"].astype(str) + ")").to_numpy()}, rollover=100)
+                    {
+                        "time": faults["time"].to_numpy(dtype=float),
+                        "y": np.zeros(len(faults)),
+                        "fault": (faults["command"].astype(str) + " (" + faults["reason"].astype(str) + ")").to_numpy(),
+                    },
+                    rollover=100,
+                )
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -176,8 +240,12 @@ def _fmt(v: Any, spec: str) -> str:
 
 
 KPI_LABELS = [
-    ("queue", "Queue", "d"), ("active_workers", "Active workers", "d"), ("wait_p95", "p95 wait (s)", ".1f"),
-    ("vm_hours", "VM-hours", ".2f"), ("outside_band", "Outside band", ".0%"), ("master_state", "Master", "s"),
+    ("queue", "Queue", "d"),
+    ("active_workers", "Active workers", "d"),
+    ("wait_p95", "p95 wait (s)", ".1f"),
+    ("vm_hours", "VM-hours", ".2f"),
+    ("outside_band", "Outside band", ".0%"),
+    ("master_state", "Master", "s"),
     ("time", "Sim time (s)", ".0f"),
 ]
 
@@ -241,8 +309,9 @@ class EventLog:
 
     def __init__(self):
         self.rows = pd.DataFrame({c: pd.Series(dtype=float if c == "time" else object) for c in EVENT_COLUMNS})
-        self.kinds = pn.widgets.CheckButtonGroup(options=["command", "fault", "param", "placement", "vm"],
-                                                 value=["command", "fault", "param", "placement", "vm"], color="light")
+        self.kinds = pn.widgets.CheckButtonGroup(
+            options=["command", "fault", "param", "placement", "vm"], value=["command", "fault", "param", "placement", "vm"], color="light"
+        )
         self.kinds.param.watch(lambda e: self._send(), "value")
         self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
@@ -269,11 +338,12 @@ class EventLog:
 
     def _send(self) -> None:
         shown = self.rows[self.rows["kind"].isin(self.kinds.value)].head(EVENT_ROWS)
-        cells = {c: shown[c].astype(object).where(shown[c].notna(), "").astype(str).map(html.escape).to_numpy()
-                 for c in EVENT_COLUMNS[1:]}
+        cells = {c: shown[c].astype(object).where(shown[c].notna(), "").astype(str).map(html.escape).to_numpy() for c in EVENT_COLUMNS[1:]}
         times = shown["time"].to_numpy(dtype=float)
         body = "".join(
-            f"<tr class='{cells['kind'][i]}'><td>{times[i]:.1f}</td>" + "".join(f"<td>{cells[c][i]}</td>" for c in EVENT_COLUMNS[1:]) + "</tr>"
+            f"<tr class='{cells['kind'][i]}'><td>{times[i]:.1f}</td>"
+            + "".join(f"<td>{cells[c][i]}</td>" for c in EVENT_COLUMNS[1:])
+            + "</tr>"
             for i in range(len(shown))
         )
         head = "".join(f"<th>{c}</th>" for c in EVENT_COLUMNS)
@@ -289,22 +359,38 @@ class PlacementHeatmap:
 
     def __init__(self):
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
-        self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "x": [0.0], "y": [0.0], "dw": [1.0], "dh": [1.0]},
-                                       name="placement-grid")
-        self.fig = figure(title="Placement over time (nodes grouped by region and type)", height=380, sizing_mode="stretch_width", tools="save,reset",
-                          x_axis_label="simulated time (s)", x_range=DataRange1d(range_padding=0), y_range=DataRange1d(range_padding=0))
+        self.source = ColumnDataSource(
+            {"image": [np.zeros((1, 1))], "x": [0.0], "y": [0.0], "dw": [1.0], "dh": [1.0]}, name="placement-grid"
+        )
+        self.fig = figure(
+            title="Placement over time (nodes grouped by region and type)",
+            height=380,
+            sizing_mode="stretch_width",
+            tools="save,reset",
+            x_axis_label="simulated time (s)",
+            x_range=DataRange1d(range_padding=0),
+            y_range=DataRange1d(range_padding=0),
+        )
         self.fig.toolbar.logo = None
         self.fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.source, color_mapper=self.mapper)
         self.fig.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(), width=8), "right")
         # invisible rows over the image name the node under the mouse; lines separate the regions
         self.rows = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "node": []}, name="placement-rows")
-        rows = self.fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.rows, fill_alpha=0, line_alpha=0,
-                             hover_fill_alpha=0.15, hover_fill_color="white")
+        rows = self.fig.quad(
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.rows,
+            fill_alpha=0,
+            line_alpha=0,
+            hover_fill_alpha=0.15,
+            hover_fill_color="white",
+        )
         self.fig.add_tools(HoverTool(renderers=[rows], tooltips=[("node", "@node")]))
         self.separators = ColumnDataSource({"x0": [], "x1": [], "y": []}, name="placement-regions")
         self.fig.segment(x0="x0", x1="x1", y0="y", y1="y", source=self.separators, line_color="white", line_width=1.5)
-        self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.",
-                                     visible=False)
+        self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.", visible=False)
         self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
         self.metric.param.watch(lambda e: self.render(), "value")
         self.plot = pn.pane.Bokeh(self.fig, sizing_mode="stretch_width")
@@ -351,8 +437,14 @@ class PlacementHeatmap:
             keep = sign != 0
             if keep.any():
                 node = placements["node_index"].to_numpy(dtype=float, na_value=np.nan)[keep].astype(int)
-                self.deltas.append((placements["time"].to_numpy(dtype=float)[keep], node,
-                                    sign[keep], sign[keep] * placements["cpu_millis"].to_numpy(dtype=float)[keep]))
+                self.deltas.append(
+                    (
+                        placements["time"].to_numpy(dtype=float)[keep],
+                        node,
+                        sign[keep],
+                        sign[keep] * placements["cpu_millis"].to_numpy(dtype=float)[keep],
+                    )
+                )
 
     def grid_at(self, times: np.ndarray) -> np.ndarray:
         """Nodes (in display order) x ``times``: replicas on each node, or its cpu allocation share."""
@@ -399,8 +491,13 @@ class PlacementHeatmap:
         x0, x1 = float(t[0]), float(t[-1] + step)
         self.source.data = {"image": [img], "x": [x0], "y": [0.0], "dw": [x1 - x0], "dh": [float(img.shape[0])]}
         n = img.shape[0]
-        self.rows.data = {"left": np.full(n, x0), "right": np.full(n, x1), "bottom": np.arange(n, dtype=float),
-                          "top": np.arange(n, dtype=float) + 1, "node": self._labels}
+        self.rows.data = {
+            "left": np.full(n, x0),
+            "right": np.full(n, x1),
+            "bottom": np.arange(n, dtype=float),
+            "top": np.arange(n, dtype=float) + 1,
+            "node": self._labels,
+        }
         e = self._region_edges
         self.separators.data = {"x0": np.full(len(e), x0), "x1": np.full(len(e), x1), "y": e}
 
@@ -419,12 +516,28 @@ class ScoreHeatmap:
         self.source = ColumnDataSource({"priority": [], "node": [], "weighted": [], "label": [], "ink": []}, name="score-cells")
         self.winner_source = ColumnDataSource({"priority": [], "node": []}, name="score-winner")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
-        self.fig = figure(title="Scores of the latest placement", height=420, sizing_mode="stretch_width",
-                          x_range=FactorRange(), y_range=FactorRange(), tools="save", toolbar_location=None)
-        self.fig.rect("priority", "node", 1, 1, source=self.source, fill_color={"field": "weighted", "transform": self.mapper},
-                      line_color="white")
-        self.fig.text("priority", "node", text="label", source=self.source, text_align="center", text_baseline="middle",
-                      text_font_size="8pt", text_color="ink")
+        self.fig = figure(
+            title="Scores of the latest placement",
+            height=420,
+            sizing_mode="stretch_width",
+            x_range=FactorRange(),
+            y_range=FactorRange(),
+            tools="save",
+            toolbar_location=None,
+        )
+        self.fig.rect(
+            "priority", "node", 1, 1, source=self.source, fill_color={"field": "weighted", "transform": self.mapper}, line_color="white"
+        )
+        self.fig.text(
+            "priority",
+            "node",
+            text="label",
+            source=self.source,
+            text_align="center",
+            text_baseline="middle",
+            text_font_size="8pt",
+            text_color="ink",
+        )
         self.fig.rect("priority", "node", 1, 1, source=self.winner_source, fill_alpha=0, line_color="#ff2d2d", line_width=3)
         self.fig.add_layout(ColorBar(color_mapper=self.mapper, width=8), "right")
         self.fig.xaxis.major_label_orientation = 0.6
@@ -461,7 +574,10 @@ class ScoreHeatmap:
         if not len(breakdowns):
             return
         decided = placements[placements["decision"].notna()] if len(placements) else placements
-        when = {int(d): (float(t), n) for d, t, n in zip(decided.get("decision", []), decided.get("time", []), decided.get("node", []), strict=True)}
+        when = {
+            int(d): (float(t), n)
+            for d, t, n in zip(decided.get("decision", []), decided.get("time", []), decided.get("node", []), strict=True)
+        }
         for decision, bd in breakdowns.groupby("decision", sort=True):
             at, node = when.get(int(decision), (self._last_time, None))
             self._last_time = at
@@ -499,7 +615,9 @@ class ScoreHeatmap:
             "label": np.array([f"{v:.2f}" for v in w]),
             "ink": np.where(w > (self.mapper.low + self.mapper.high) / 2, "#111111", "#ffffff"),
         }
-        self.winner_source.data = {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
+        self.winner_source.data = (
+            {"priority": priorities, "node": [names[winner]] * len(priorities)} if winner else {"priority": [], "node": []}
+        )
         when = f" (placed at t={now:.0f} s)" if now is not None else ""
         if len(totals) > len(nodes):
             when += f"; best {len(nodes)} of {len(totals)} scored nodes"

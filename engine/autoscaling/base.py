@@ -153,5 +153,3 @@ class ScalingPolicy(Protocol):
     seed_scale_in: bool
 
     def decide(self, obs: ScalingObservation) -> ScalingVerdict: ...
-
-

@@ -243,5 +243,3 @@ def _bound_replicas(current: int, low: int, high: int) -> tuple[int, str] | None
     if current < low:
         return low, f"{current} replicas below min {low}"
     return None
-
-

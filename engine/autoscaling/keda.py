@@ -102,5 +102,3 @@ class KEDAPolicy:
             if cooled and now >= self.started + p.initial_cooldown_period:
                 return 0, f"inactive: queue {queue} <= {p.activation_threshold:g} past the cooldown"
         return None
-
-

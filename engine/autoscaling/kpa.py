@@ -154,5 +154,3 @@ class KPAPolicy:
         if obs.replicas > 0 and obs.now - self.zero_since < p.scale_to_zero_grace_period:
             return 1, ", one kept for the scale-to-zero grace period"
         return 0, note
-
-

@@ -73,5 +73,3 @@ class QueueDrainPolicy:
             reason = f"time_left {time_left:.4g} s > {high:g} s: add {wanted}"
             return ScalingVerdict("scale_out", obs.replicas + wanted, target=scale_out_target(low, high), reason=reason, **figures)
         return ScalingVerdict("hold", reason=f"time_left {time_left:.4g} s inside [{low:g}, {high:g}] s", **figures)
-
-

@@ -33,7 +33,9 @@ POLICIES: dict[str, PolicyEntry] = {
     "queue_drain": PolicyEntry(lambda s: QueueDrainPolicy(), (), "the seed's drain-time band [MIN_AVG_TIME, MAX_AVG_TIME]"),
     "hpa": PolicyEntry(lambda s: HPAPolicy(s.get("hpa")), ("hpa",), "Kubernetes HPA v2 on cpu utilisation, with behavior"),
     "kpa": PolicyEntry(lambda s: KPAPolicy(s.get("kpa")), ("kpa",), "Knative KPA on concurrency, stable and panic windows"),
-    "keda": PolicyEntry(lambda s: KEDAPolicy(s.get("keda"), s.get("hpa")), ("keda", "hpa"), "KEDA on queue length, activation and cooldown"),
+    "keda": PolicyEntry(
+        lambda s: KEDAPolicy(s.get("keda"), s.get("hpa")), ("keda", "hpa"), "KEDA on queue length, activation and cooldown"
+    ),
 }
 
 #: The param section of each policy that has tunables.

@@ -32,7 +32,9 @@ class AutoscalerParams(Section):
         doc="Most worker VMs that may exist at once. The original only refuses CREATEs at the cap: lowered live, it stops "
         "growth but drains nothing (controller.drain_above_cap does) and resumes still go past it (controller.cap_resumes stops them).",
     )
-    MAX_STARTUP_TIME = param.Number(300.0, bounds=(1.0, 7200.0), step=10.0, doc="Seconds a VM may take to boot and send its first heartbeat.")
+    MAX_STARTUP_TIME = param.Number(
+        300.0, bounds=(1.0, 7200.0), step=10.0, doc="Seconds a VM may take to boot and send its first heartbeat."
+    )
     MAX_TRANSITION_TIME = param.Number(60.0, bounds=(1.0, 3600.0), step=5.0, doc="Seconds an app may take to reach RUNNING after INIT.")
     MAX_SHUTDOWN_TIME = param.Number(300.0, bounds=(1.0, 7200.0), step=10.0, doc="Seconds a worker may take to drain after SHUTDOWN.")
     MAX_AVG_LOAD = param.Number(0.8, bounds=(0.0, 10.0), step=0.05, doc="Memory/disk load above which load is the max of cpu, mem, disk.")

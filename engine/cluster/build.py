@@ -39,8 +39,16 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
     if params.topology == "cloud_regions":
         cluster = cloud_regions(params.nodes, params.regions, seeded, params.storage_nodes, params.edge_fraction)
     elif params.topology == "urban_sensing":
-        cluster = urban_sensing(params.cells, params.devices_per_cell, params.cloudlets, params.cloud_nodes, seeded,
-                                params.storage_nodes, params.edge_uplink_mbps, params.backbone_mbps)
+        cluster = urban_sensing(
+            params.cells,
+            params.devices_per_cell,
+            params.cloudlets,
+            params.cloud_nodes,
+            seeded,
+            params.storage_nodes,
+            params.edge_uplink_mbps,
+            params.backbone_mbps,
+        )
     elif params.topology == "kube_nodes":
         cluster = kube_nodes(resolve_cluster_path(params.kube_nodes_file), seeded, params.storage_nodes)
     else:

@@ -17,32 +17,51 @@ class ClusterParams(Section):
 
     key = "cluster"
 
-    topology = param.Selector(default="urban_sensing", objects=list(TOPOLOGIES), doc="Cluster layout: " + "; ".join(f"{k}: {v}" for k, v in TOPOLOGIES.items()) + ".")
+    topology = param.Selector(
+        default="urban_sensing",
+        objects=list(TOPOLOGIES),
+        doc="Cluster layout: " + "; ".join(f"{k}: {v}" for k, v in TOPOLOGIES.items()) + ".",
+    )
     seed_offset = param.Integer(0, bounds=(0, 2**31 - 1), doc="Added to the run seed for the cluster only: another cluster, same run.")
-    storage_nodes = param.Boolean(True, doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one) holding data buckets.")
+    storage_nodes = param.Boolean(
+        True,
+        doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one) holding data buckets.",
+    )
     nodes = param.Integer(100, bounds=(1, 50000), doc="cloud_regions: total nodes, split evenly over the regions.")
     regions = param.Integer(10, bounds=(1, 100), doc="cloud_regions: number of regions.")
-    edge_fraction = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="cloud_regions: share of nodes that are small edge sites (locality edge).")
+    edge_fraction = param.Number(
+        0.0, bounds=(0.0, 1.0), step=0.05, doc="cloud_regions: share of nodes that are small edge sites (locality edge)."
+    )
     cells = param.Integer(6, bounds=(1, 500), doc="urban_sensing: cells of small ARM devices.")
     devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing: devices per cell.")
     cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing: cloudlets with accelerators, each serving some cells.")
     cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing: VMs in the cloud region.")
     edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing: uplink of a cell's devices, Mbit/s.")
-    backbone_mbps = param.Number(1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing: backbone between cloudlets and the cloud, Mbit/s.")
+    backbone_mbps = param.Number(
+        1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing: backbone between cloudlets and the cloud, Mbit/s."
+    )
     openb_nodes = param.Integer(0, bounds=(0, 1523), doc="openb: nodes taken from the 1,523 of the trace (0 = all), seeded sample.")
     kube_nodes_file = param.String(
         "kube-nodes-sample.json",
         doc="kube_nodes: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (capacities, labels, cordons and image caches come from it).",
     )
-    prepull_cloud = param.Boolean(True, doc="Cloud nodes start with the worker image in their cache (not kube_nodes: the dump's status.images is the cache).")
-    prepull_fraction = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached (not kube_nodes).")
+    prepull_cloud = param.Boolean(
+        True, doc="Cloud nodes start with the worker image in their cache (not kube_nodes: the dump's status.images is the cache)."
+    )
+    prepull_fraction = param.Number(
+        0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached (not kube_nodes)."
+    )
     worker_image = param.Selector(default="scalelab/worker:1.0", objects=list(IMAGE_CATALOGUE), doc="Image of a worker pod.")
     worker_cpu_millis = param.Integer(500, bounds=(1, 256000), doc="Worker pod cpu request, millicores.")
     worker_memory_mib = param.Integer(512, bounds=(1, 1048576), doc="Worker pod memory request, MiB.")
     worker_gpus = param.Number(0.0, bounds=(0.0, 8.0), step=0.5, doc="Worker pod GPU request (fractions share a GPU).")
     worker_gpu_models = param.String("", doc="GPU models a worker accepts, separated by '|' (empty: any).")
-    worker_capability = param.Selector(default="none", objects=["none", "nvidia-gpu"], doc="Capability label the worker prefers (Capability priority).")
-    worker_input_mib = param.Number(0.0, bounds=(0.0, 100000.0), step=10.0, doc="MiB each job reads from storage (0: no data; else data-locality label).")
+    worker_capability = param.Selector(
+        default="none", objects=["none", "nvidia-gpu"], doc="Capability label the worker prefers (Capability priority)."
+    )
+    worker_input_mib = param.Number(
+        0.0, bounds=(0.0, 100000.0), step=10.0, doc="MiB each job reads from storage (0: no data; else data-locality label)."
+    )
 
     def check(self) -> None:
         if self.topology == "cloud_regions" and self.nodes < self.regions:
@@ -66,5 +85,3 @@ class ClusterParams(Section):
             gpus=self.worker_gpus,
             gpu_models=tuple(m for m in self.worker_gpu_models.split("|") if m),
         )
-
-

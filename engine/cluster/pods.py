@@ -16,8 +16,13 @@ def mixed_pods(cluster: Cluster, count: int, rng: np.random.Generator, images: S
     items = [f"{b}/{i}" for b, i in cluster.storage.items] + ["nowhere/missing"]
     pods = []
     for p in range(count):
-        containers = [Container(images[int(rng.integers(len(images)))], int(rng.choice([100, 250, 500, 1000, 2000])),
-                      int(rng.choice([128, 256, 512, 1024, 2048])) * MiB)]
+        containers = [
+            Container(
+                images[int(rng.integers(len(images)))],
+                int(rng.choice([100, 250, 500, 1000, 2000])),
+                int(rng.choice([128, 256, 512, 1024, 2048])) * MiB,
+            )
+        ]
         if rng.random() < 0.2:  # a sidecar, sometimes of the same image
             image = containers[0].image if rng.random() < 0.5 else images[int(rng.integers(len(images)))]
             containers.append(Container(image, 100, 64 * MiB))

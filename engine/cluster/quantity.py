@@ -8,11 +8,22 @@ from fractions import Fraction
 
 #: Multipliers of the Kubernetes quantity suffixes (resource.Quantity): decimal SI and binary SI.
 QUANTITY_SUFFIXES: dict[str, Fraction] = {
-    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 10**3), "": Fraction(1),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-    "P": Fraction(10**15), "E": Fraction(10**18),
-    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+    "Ei": Fraction(2**60),
 }
 _QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+|[numkMGTPE])?")
 _MAX_EXPONENT = 40  # beyond 10**±40 no resource makes sense (and huge exponents would never finish)
@@ -50,5 +61,3 @@ def cpu_millicores(quantity: Fraction) -> int:
 def quantity_bytes(quantity: Fraction) -> int:
     """Bytes (or units) of a quantity, rounded up as Kubernetes' Value does."""
     return math.ceil(quantity)
-
-

@@ -171,7 +171,9 @@ def urban_sensing(
         site.append(-1)
         device.append(False)
     if storage:
-        specs.append(node("cloud-storage", "storage", {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT))
+        specs.append(
+            node("cloud-storage", "storage", {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT)
+        )
         site.append(-1)
         device.append(False)
     cluster = Cluster(specs, registry or catalogue_registry(), StorageIndex())
@@ -184,5 +186,3 @@ def urban_sensing(
         bw = np.minimum(np.where(same, local, backbone), np.where(same, np.inf, cap))
         cluster.set_storage_bandwidth(bw, bw.copy())
     return cluster
-
-

@@ -101,7 +101,10 @@ def _sweep(args: argparse.Namespace) -> int:
                 df = run_plan(plan, client)
         else:
             n = args.workers or min(4, os.cpu_count() or 1)
-            with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+            with (
+                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+                Client(cluster) as client,
+            ):
                 df = run_plan(plan, client)
     with pd.option_context("display.width", 200, "display.max_columns", None, "display.max_rows", 500):
         print(df.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
@@ -125,10 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", type=Path, default=None)
     swp = sub.add_parser("sweep", help="run a parameter grid x seeds on Dask and print (or write) one row per run")
     swp.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
-    swp.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2", help="values of one parameter, e.g. autoscaler.MAX_WORKERS=5,10,20")
+    swp.add_argument(
+        "--grid", action="append", default=[], metavar="NAME=V1,V2", help="values of one parameter, e.g. autoscaler.MAX_WORKERS=5,10,20"
+    )
     swp.add_argument("--seeds", default="1", help="comma-separated seeds (default: 1)")
     swp.add_argument("--until", type=float, default=None, help="simulated seconds per run (default: run.duration)")
-    swp.add_argument("--workers", type=int, default=None, help="worker processes of the LocalCluster (default: up to 4; 0 runs in this process)")
+    swp.add_argument(
+        "--workers", type=int, default=None, help="worker processes of the LocalCluster (default: up to 4; 0 runs in this process)"
+    )
     swp.add_argument("--scheduler", default=None, metavar="ADDRESS", help="address of a running Dask scheduler (no LocalCluster)")
     swp.add_argument("--out", type=Path, default=None, help="write the table as Parquet")
     args = parser.parse_args(argv)

@@ -125,7 +125,9 @@ def _check_metrics(metrics: Sequence[str], scenario: Scenario) -> tuple[str, ...
         raise ParamError("metrics", f"{metrics!r} is not allowed; allowed: a non-empty list from {', '.join(known)}")
     for m in metrics:
         if m not in known or m in ("seed", "scenario"):
-            raise ParamError("metrics", f"{m!r} is not a summary figure; allowed: {', '.join(k for k in known if k not in ('seed', 'scenario'))}")
+            raise ParamError(
+                "metrics", f"{m!r} is not a summary figure; allowed: {', '.join(k for k in known if k not in ('seed', 'scenario'))}"
+            )
     return tuple(metrics)
 
 

@@ -91,5 +91,3 @@ class ImageLocality(Priority):
         if ctx.skippy:
             return trunc((ctx.max_score * (clamped - MIN_THRESHOLD)) / (upper - MIN_THRESHOLD))
         return (ctx.max_score * (clamped - MIN_THRESHOLD)) // (upper - MIN_THRESHOLD)
-
-

@@ -36,19 +36,31 @@ class SchedulerParams(Section):
         objects=["skippy", "kube"],
         doc="Scoring rules: 'skippy' reproduces edgerun-skippy-core 0.1.1 (0-10 scale); 'kube' follows current kube-scheduler (0-100).",
     )
-    weight_balanced_resource = _weight(1.0, "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike.")
-    weight_latency_aware_image_locality = _weight(1.0, "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest.")
+    weight_balanced_resource = _weight(
+        1.0, "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike."
+    )
+    weight_latency_aware_image_locality = _weight(
+        1.0, "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest."
+    )
     weight_locality_type = _weight(1.0, "Skippy LocalityType: prefer edge nodes (locality.skippy.io/type=edge).")
     weight_data_locality = _weight(1.0, "Skippy DataLocality: prefer nodes with fast links to the storage nodes holding the pod's data.")
     weight_capability = _weight(1.0, "Skippy Capability: prefer nodes offering the capabilities the pod's labels ask for.")
-    weight_image_locality = _weight(0.0, "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread.")
-    weight_balanced_allocation = _weight(0.0, "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced.")
+    weight_image_locality = _weight(
+        0.0, "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread."
+    )
+    weight_balanced_allocation = _weight(
+        0.0, "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced."
+    )
     weight_least_allocated = _weight(0.0, "Kubernetes NodeResourcesFit (LeastAllocated): prefer the emptiest nodes, spreading load.")
     percentage_of_nodes_to_score = param.Integer(
-        100, bounds=(0, 100), doc="Stop filtering after this share of the nodes passed (0: adaptive, 50% minus 1% per 125 nodes, at least 5%; never fewer than 100 nodes)."
+        100,
+        bounds=(0, 100),
+        doc="Stop filtering after this share of the nodes passed (0: adaptive, 50% minus 1% per 125 nodes, at least 5%; never fewer than 100 nodes).",
     )
     avoid_storage_nodes = param.Boolean(True, doc="Never place pods on storage nodes (Skippy's default label-absence predicate).")
-    schedule_fixed_cost = param.Number(0.005, bounds=(0.0, 60.0), step=0.001, doc="Simulated seconds one scheduling decision costs, whatever the cluster size.")
+    schedule_fixed_cost = param.Number(
+        0.005, bounds=(0.0, 60.0), step=0.001, doc="Simulated seconds one scheduling decision costs, whatever the cluster size."
+    )
     schedule_cost_per_node = param.Number(1e-5, bounds=(0.0, 1.0), step=1e-5, doc="Simulated seconds added per node scored.")
 
     @classmethod
@@ -68,6 +80,3 @@ class SchedulerParams(Section):
 
     def check(self) -> None:
         pass
-
-
-

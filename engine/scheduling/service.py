@@ -154,9 +154,7 @@ class PlacementService:
         self.scheduler_params = scheduler_params
         self.cluster = build_cluster(cluster_params, rng)
         self.history = history
-        self.scheduler = Scheduler(
-            self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0
-        )
+        self.scheduler = Scheduler(self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0)
         self.pending: list[int] = []
         self._bound: dict[int, tuple[Pod, int]] = {}
         self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
@@ -193,8 +191,17 @@ class PlacementService:
             },
         )
 
-    def _row(self, now: float, action: str, owner: int, pod: Pod, node: int | None = None, decision: PlacementDecision | None = None,
-             placement: Placement | None = None, number: int | None = None) -> int:
+    def _row(
+        self,
+        now: float,
+        action: str,
+        owner: int,
+        pod: Pod,
+        node: int | None = None,
+        decision: PlacementDecision | None = None,
+        placement: Placement | None = None,
+        number: int | None = None,
+    ) -> int:
         self.last_row = self.recorder.append(
             "placements",
             {
@@ -234,8 +241,10 @@ class PlacementService:
         number = self._decisions
         self._decisions += 1
         if self.history > 0:
-            self.recorder.extend("breakdowns", {"decision": np.full(len(decision.node_names) * max(1, len(decision.priorities)), number),
-                                                **decision.breakdown_columns()})
+            self.recorder.extend(
+                "breakdowns",
+                {"decision": np.full(len(decision.node_names) * max(1, len(decision.priorities)), number), **decision.breakdown_columns()},
+            )
         if decision.node is None:
             self._row(now, "pending", vm_id, pod, decision=decision, number=number)
             return None

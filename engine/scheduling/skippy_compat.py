@@ -38,7 +38,10 @@ def skippy_context(cluster: Cluster) -> Any:
         )
         for i in range(cluster.n)
     ]
-    states = {name: ImageState(dict(sizes), int(cluster.image_nodes[i])) for i, (name, sizes) in enumerate(zip(cluster.registry.names, cluster.registry.sizes, strict=True))}
+    states = {
+        name: ImageState(dict(sizes), int(cluster.image_nodes[i]))
+        for i, (name, sizes) in enumerate(zip(cluster.registry.names, cluster.registry.sizes, strict=True))
+    }
     bandwidth: dict[str, dict[str, float]] = {"registry": dict(zip(names, map(float, cluster.registry_bandwidth), strict=True))}
     for row, s in enumerate(cluster.storage_nodes):
         bandwidth[names[s]] = dict(zip(names, map(float, cluster.storage_down[row]), strict=True))

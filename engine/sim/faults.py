@@ -46,8 +46,16 @@ class FaultSchedule:
         outcome = self.platform.inject(kind, args, cause, self.rng)
         facts = dict(outcome.facts)
         seconds = facts.pop("duration", None)
-        self.log("fault", vm=outcome.vm, vm_type=outcome.vm_type, command=kind, node=outcome.node, reason=cause,
-                 value=json.dumps(facts) if facts else None, seconds=seconds)
+        self.log(
+            "fault",
+            vm=outcome.vm,
+            vm_type=outcome.vm_type,
+            command=kind,
+            node=outcome.node,
+            reason=cause,
+            value=json.dumps(facts) if facts else None,
+            seconds=seconds,
+        )
         return outcome
 
     def schedule(self) -> None:

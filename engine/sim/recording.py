@@ -21,8 +21,9 @@ RECORDING_FORMAT = "scalelab-recording"
 RECORDING_VERSION = 1
 
 
-def make_recording(scenario: Mapping[str, Any], seed: int, inputs: Sequence[Mapping[str, Any]], until: float,
-                   samples: pd.DataFrame) -> dict[str, Any]:
+def make_recording(
+    scenario: Mapping[str, Any], seed: int, inputs: Sequence[Mapping[str, Any]], until: float, samples: pd.DataFrame
+) -> dict[str, Any]:
     """A recording: the scenario (as a dict), the seed, the inputs with their times, the horizon, the samples' digest."""
     return {
         "format": RECORDING_FORMAT,

@@ -50,7 +50,9 @@ class Scenario:
 
     def build_sections(self) -> dict[str, Section]:
         """Fresh param objects for every section of the scenario's world, with this scenario's values."""
-        return {key: SECTION_CLASSES[key](**copy.deepcopy(self.values.get(key, {}))) for key in world_sections(self.world, set(self.values))}
+        return {
+            key: SECTION_CLASSES[key](**copy.deepcopy(self.values.get(key, {}))) for key in world_sections(self.world, set(self.values))
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "name": self.name, "description": self.description, **copy.deepcopy(self.values)}

@@ -31,8 +31,15 @@ from engine.vmworld.vm import VM, later
 class VMCloud:
     """The cloud's VMs in the cloud's order; worker VMs are placed on the cluster's nodes when there is one."""
 
-    def __init__(self, env: simpy.Environment, platform: Mirror, daemons: AppDaemons, rng: np.random.Generator, log: EventLog,
-                 placement: PlacementService | None = None):
+    def __init__(
+        self,
+        env: simpy.Environment,
+        platform: Mirror,
+        daemons: AppDaemons,
+        rng: np.random.Generator,
+        log: EventLog,
+        placement: PlacementService | None = None,
+    ):
         self.env = env
         self.p = platform
         self.daemons = daemons
@@ -63,8 +70,14 @@ class VMCloud:
         if vm_type is VMType.WORKER and self.placement is not None:
             placed = self.placement.request(vm_id, now)
             if placed is None:
-                self.log("placement", vm=vm_id, vm_type=vm_type.value, command="PENDING", reason="no_feasible_node",
-                         placement=self.placement.last_row)
+                self.log(
+                    "placement",
+                    vm=vm_id,
+                    vm_type=vm_type.value,
+                    command="PENDING",
+                    reason="no_feasible_node",
+                    placement=self.placement.last_row,
+                )
                 return vm_id
             self._placed(vm, placed)
         else:
@@ -74,11 +87,19 @@ class VMCloud:
     def execute(self, command: Command, now: float) -> None:
         vm = self.vms.get(command.vm_id)
         kind = command.kind
-        refused = vm is None or (kind is CommandKind.SUSPEND and vm.state is not VMState.ACTIVE) or (
-            kind is CommandKind.RESUME and vm.state is not VMState.SUSPENDED
+        refused = (
+            vm is None
+            or (kind is CommandKind.SUSPEND and vm.state is not VMState.ACTIVE)
+            or (kind is CommandKind.RESUME and vm.state is not VMState.SUSPENDED)
         )
-        self.log("command", vm=command.vm_id, vm_type=vm.type.value if vm else None, command=kind.value, rule=command.rule,
-                 reason="refused_by_cloud" if refused else "")
+        self.log(
+            "command",
+            vm=command.vm_id,
+            vm_type=vm.type.value if vm else None,
+            command=kind.value,
+            rule=command.rule,
+            reason="refused_by_cloud" if refused else "",
+        )
         if refused:
             return
         if kind is CommandKind.DELETE:

@@ -61,8 +61,9 @@ class HeartbeatChannel:
 class AppDaemons:
     """The app daemons of every VM: state machine, worker threads on the job queue, heartbeats."""
 
-    def __init__(self, env: simpy.Environment, platform: PlatformParams | Mirror, jobs: JobFlow, rng: np.random.Generator,
-                 channel: HeartbeatChannel):
+    def __init__(
+        self, env: simpy.Environment, platform: PlatformParams | Mirror, jobs: JobFlow, rng: np.random.Generator, channel: HeartbeatChannel
+    ):
         self.env = env
         self.p = platform if isinstance(platform, Mirror) else Mirror(platform)  # read on every heartbeat
         self.jobs = jobs

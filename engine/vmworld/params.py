@@ -18,7 +18,9 @@ class PlatformParams(Section):
     suspend_time = param.Number(3.0, bounds=(0.0, 600.0), step=1.0, doc="Mean seconds for a VM to suspend.")
     app_start_time = param.Number(2.0, bounds=(0.0, 600.0), step=0.5, doc="Mean seconds from ACTIVE until the app daemon is READY.")
     app_init_time = param.Number(3.0, bounds=(0.0, 600.0), step=0.5, doc="Mean seconds an app spends in INIT before RUNNING.")
-    delay_cv = param.Number(0.2, bounds=(0.0, 2.0), step=0.05, doc="Coefficient of variation of every delay above (gamma distributed; 0 is fixed).")
+    delay_cv = param.Number(
+        0.2, bounds=(0.0, 2.0), step=0.05, doc="Coefficient of variation of every delay above (gamma distributed; 0 is fixed)."
+    )
     boot_failure_prob = param.Number(0.0, bounds=(0.0, 1.0), step=0.01, doc="Probability that a created VM fails to boot (FAILED).")
     worker_threads = param.Integer(4, bounds=(1, 256), doc="Worker threads per worker VM (jobs served at once).")
     heartbeat_interval = param.Number(2.0, bounds=(0.1, 600.0), step=0.5, doc="Seconds between two heartbeats of a running app.")
@@ -39,7 +41,11 @@ class FaultParams(Section):
 
     def check(self) -> None:
         for i, pair in enumerate(self.heartbeat_outages):
-            if not (isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(v, int | float) for v in pair)) or pair[0] < 0 or pair[1] <= 0:
+            if (
+                not (isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(v, int | float) for v in pair))
+                or pair[0] < 0
+                or pair[1] <= 0
+            ):
                 raise ParamError(f"faults.heartbeat_outages[{i}]", f"{pair!r} is not allowed; allowed: [start >= 0, duration > 0]")
         for name in ("master_crash_at", "worker_crash_at"):
             for i, t in enumerate(getattr(self, name)):

@@ -14,7 +14,21 @@ from engine.vmworld.model import CONTROLLER_PORT, AppState, VMState, VMType, vm_
 class VM:
     """A listed VM: cloud state, app state, where it runs; ``epoch`` is bumped when a life of the VM ends."""
 
-    __slots__ = ("id", "type", "state", "app", "alive", "epoch", "created_at", "placement", "slot", "master_link", "on_node", "address", "sender")
+    __slots__ = (
+        "id",
+        "type",
+        "state",
+        "app",
+        "alive",
+        "epoch",
+        "created_at",
+        "placement",
+        "slot",
+        "master_link",
+        "on_node",
+        "address",
+        "sender",
+    )
 
     def __init__(self, vm_id: int, vm_type: VMType, now: float):
         self.id = vm_id

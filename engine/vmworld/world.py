@@ -54,10 +54,14 @@ class VMWorld:
         self.recorder = recorder
         self.log = log
         run, workload = sections["run"], sections["workload"]
-        self.jobs = JobFlow(ArrivalStream(workload, stream("arrivals")), ServiceTimes(workload, stream("service")), record_jobs=run.record_jobs)
+        self.jobs = JobFlow(
+            ArrivalStream(workload, stream("arrivals")), ServiceTimes(workload, stream("service")), record_jobs=run.record_jobs
+        )
         self.placement: PlacementService | None = None
         if "cluster" in sections:
-            self.placement = PlacementService(sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history)
+            self.placement = PlacementService(
+                sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
+            )
         mirror = Mirror(sections["platform"])  # read on every heartbeat
         self.channel = HeartbeatChannel(env, mirror, stream("channel"))
         platform_rng = stream("platform")

@@ -28,7 +28,9 @@ class WorkloadParams(Section):
         doc="Mean arrivals per second (the base rate of every pattern); for the trace pattern a multiple of the trace's intensity (1 replays it as recorded).",
     )
     service_time = param.Number(5.0, bounds=(0.001, 86400.0), step=0.5, doc="Mean seconds a job needs on a reference-speed worker thread.")
-    service_cv = param.Number(0.5, bounds=(0.0, 5.0), step=0.05, doc="Coefficient of variation of service times (gamma; 0 is fixed, 1 exponential).")
+    service_cv = param.Number(
+        0.5, bounds=(0.0, 5.0), step=0.05, doc="Coefficient of variation of service times (gamma; 0 is fixed, 1 exponential)."
+    )
     diurnal_amplitude = param.Number(0.6, bounds=(0.0, 1.0), step=0.05, doc="Diurnal pattern: relative swing of the rate around its mean.")
     diurnal_period = param.Number(3600.0, bounds=(60.0, 604800.0), step=60.0, doc="Diurnal pattern: seconds per cycle.")
     steps = param.List(
@@ -52,7 +54,10 @@ class WorkloadParams(Section):
         doc="Trace pattern: part of the trace to replay, '' for all; azure2019 a HashFunction prefix or row3 / '#3', azure2021 a func or app prefix, openb a qos class; commas sum several.",
     )
     trace_speedup = param.Number(
-        1.0, bounds=(0.001, 1000000.0), step=1.0, doc="Trace pattern: trace seconds replayed per simulated second (12 plays a day in 2 hours)."
+        1.0,
+        bounds=(0.001, 1000000.0),
+        step=1.0,
+        doc="Trace pattern: trace seconds replayed per simulated second (12 plays a day in 2 hours).",
     )
     trace_loop = param.Boolean(False, doc="Trace pattern: start the trace over when it ends (otherwise arrivals stop).")
     trace_service = param.Boolean(

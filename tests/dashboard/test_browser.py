@@ -15,8 +15,17 @@ from dashboard.ui import Dashboard
 
 pytestmark = pytest.mark.browser
 
-LIVE_COLUMNS = ["queue_length", "time_left", "band_low", "band_high", "workers_active", "arrival_rate", "completion_rate",
-                "wait_p95", "vm_hours"]
+LIVE_COLUMNS = [
+    "queue_length",
+    "time_left",
+    "band_low",
+    "band_high",
+    "workers_active",
+    "arrival_rate",
+    "completion_rate",
+    "wait_p95",
+    "vm_hours",
+]
 #: JS: the named ColumnDataSource of the page's Bokeh document.
 JS_SOURCE = "name => { const d = window.Bokeh && Bokeh.documents[0]; return d ? d.get_model_by_name(name) : null; }"
 JS_EVERY_PLOT_HAS_DATA = """cols => {
@@ -34,8 +43,11 @@ class Served:
         self.page, self.dashboard, self.messages, self.port, self.requests = page, dashboard, messages, port, requests
 
     def source(self, name: str) -> dict:
-        return self.page.evaluate(f"n => {{ const s = ({JS_SOURCE})(n); return s ? Object.fromEntries("
-                                  "Object.entries(s.data).map(([k, v]) => [k, Array.from(v)])) : null; }", name)
+        return self.page.evaluate(
+            f"n => {{ const s = ({JS_SOURCE})(n); return s ? Object.fromEntries("
+            "Object.entries(s.data).map(([k, v]) => [k, Array.from(v)])) : null; }",
+            name,
+        )
 
     def slider_handle(self, css: str):
         return self.page.locator(f".{css} .noUi-handle").first
@@ -63,8 +75,7 @@ def served(page):
         made.append(d)
         return d
 
-    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500,
-                                     unused_session_lifetime_milliseconds=1000)
+    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
     page.wait_for_function(f"() => {{ const s = ({JS_SOURCE})('samples-live'); return s && s.data.time.length > 3; }}", timeout=20000)
     yield Served(page, made[0], messages, port, requests)
     for d in made:
@@ -213,5 +224,7 @@ def test_a_session_driven_in_the_browser_replays_exactly(served):
     upto = rec["until"]  # compare only what the recording covers, even if a tick slipped in after it
     live_samples, live_events = sim.samples(0), sim.events(0)
     # (simpy leaves events at exactly `until` for the next advance: compare strictly before it)
-    pd.testing.assert_frame_equal(again.samples()[again.samples().time < upto], live_samples[live_samples.time < upto].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        again.samples()[again.samples().time < upto], live_samples[live_samples.time < upto].reset_index(drop=True)
+    )
     pd.testing.assert_frame_equal(again.events(), live_events[live_events.time < upto].reset_index(drop=True))

@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 import pytest
-from engine import SECTION_CLASSES, tunable_names
 
 from dashboard.controls import SectionControls, range_pairs
 from dashboard.session import ComparePair, LiveSession
+from engine import SECTION_CLASSES, tunable_names
 
 
 def test_tick_advances_by_speed_times_wall_time_and_pause_stops_it():
@@ -253,9 +253,8 @@ def test_event_log_shows_newest_first_across_batches():
 
 
 def test_a_finished_run_renders_from_its_tables_with_no_engine_behind_it(clustered):
-    from engine import Simulation
-
     from dashboard.views import RunView
+    from engine import Simulation
 
     sim = Simulation(clustered).advance(900)
     frames = sim.frames()

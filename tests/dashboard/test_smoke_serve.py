@@ -15,8 +15,17 @@ pytestmark = pytest.mark.browser
 
 def test_panel_serve_app_loads_in_browser(page):
     # the flags of `make serve` (closed tabs are cleaned up within a minute), on a free port
-    args = ["dashboard/app.py", "--port", "0", "--address", "127.0.0.1", "--check-unused-sessions", "10000",
-            "--unused-session-lifetime", "30000"]
+    args = [
+        "dashboard/app.py",
+        "--port",
+        "0",
+        "--address",
+        "127.0.0.1",
+        "--check-unused-sessions",
+        "10000",
+        "--unused-session-lifetime",
+        "30000",
+    ]
     with run_panel_serve(args, cwd=ROOT) as proc:
         port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
         errors: list[str] = []

@@ -140,5 +140,3 @@ def settled(active: int = 4, suspended: int = 0, **params) -> Harness:
 
 
 # ---- start-up and master first -------------------------------------------------------------------
-
-

@@ -81,17 +81,26 @@ def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise KubeNodesError(path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file") from None
+        raise KubeNodesError(
+            path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file"
+        ) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise KubeNodesError(path, "", "", f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); allowed: the output of kubectl get nodes -o json") from None
+        raise KubeNodesError(
+            path, "", "", f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); allowed: the output of kubectl get nodes -o json"
+        ) from None
     if isinstance(doc, dict) and doc.get("kind") == "Node":
         items: list[tuple[str, Any]] = [("node", doc)]
     elif isinstance(doc, dict) and isinstance(doc.get("items"), list) and doc.get("kind", "List") in ("List", "NodeList"):
         items = [(f"items[{k}]", item) for k, item in enumerate(doc["items"])]
     else:
-        raise KubeNodesError(path, "", "top level", "neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json (kind List or NodeList, or a single kind Node)")
+        raise KubeNodesError(
+            path,
+            "",
+            "top level",
+            "neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json (kind List or NodeList, or a single kind Node)",
+        )
     if not items:
         raise KubeNodesError(path, "", "items", "empty; allowed: at least one Node")
     nodes: list[KubeNode] = []
@@ -99,7 +108,9 @@ def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     for where, item in items:
         record = _kube_node(path, where, item)
         if record.name in seen:
-            raise KubeNodesError(path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names")
+            raise KubeNodesError(
+                path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names"
+            )
         seen[record.name] = where
         nodes.append(record)
     return tuple(nodes)
@@ -164,9 +175,15 @@ def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
     node_info = obj(status, "nodeInfo", "status.nodeInfo")
     arch = next((labels[k] for k in KUBE_ARCH if labels.get(k)), None) or node_info.get("architecture")
     if not isinstance(arch, str) or not arch:
-        raise fail(f"metadata.labels[{KUBE_ARCH[0]!r}]", f"missing (also {KUBE_ARCH[1]} and status.nodeInfo.architecture); allowed: an architecture such as amd64 or arm64")
-    out = {ARCH: arch, LOCALITY: labels.get(LOCALITY) or "cloud",
-           NODE_CLASS: next((labels[k] for k in KUBE_INSTANCE_TYPE if labels.get(k)), "k8s-node")}
+        raise fail(
+            f"metadata.labels[{KUBE_ARCH[0]!r}]",
+            f"missing (also {KUBE_ARCH[1]} and status.nodeInfo.architecture); allowed: an architecture such as amd64 or arm64",
+        )
+    out = {
+        ARCH: arch,
+        LOCALITY: labels.get(LOCALITY) or "cloud",
+        NODE_CLASS: next((labels[k] for k in KUBE_INSTANCE_TYPE if labels.get(k)), "k8s-node"),
+    }
     for target, keys in ((REGION, KUBE_REGION), (ZONE, KUBE_ZONE)):
         value = next((labels[k] for k in keys if labels.get(k)), None)
         if value:
@@ -211,12 +228,16 @@ def registry_image(registry: ContainerRegistry, name: str) -> str | None:
     candidates = [name]
     for prefix in ("docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/", "library/"):
         if name.startswith(prefix):
-            candidates.append(name[len(prefix):])
+            candidates.append(name[len(prefix) :])
     return next((c for c in candidates if c in registry), None)
 
 
-def kube_nodes(path: Path | str = KUBE_NODES_SAMPLE, rng: np.random.Generator | None = None, storage: bool = True,
-               registry: ContainerRegistry | None = None) -> Cluster:
+def kube_nodes(
+    path: Path | str = KUBE_NODES_SAMPLE,
+    rng: np.random.Generator | None = None,
+    storage: bool = True,
+    registry: ContainerRegistry | None = None,
+) -> Cluster:
     """The nodes of a ``kubectl get nodes -o json`` dump, in file order.
 
     Per node: cpu, memory and ``nvidia.com/gpu`` from ``status.allocatable`` (else ``status.capacity``);
@@ -244,8 +265,11 @@ def kube_nodes(path: Path | str = KUBE_NODES_SAMPLE, rng: np.random.Generator | 
         if not storage:
             labels.pop(STORAGE, None)
         mbps = KUBE_EDGE_MBPS if labels[LOCALITY] == "edge" else KUBE_CLOUD_MBPS
-        specs.append(NodeSpec(record.name, record.cpu_millis, record.memory, labels, speed=1.0, gpus=float(record.gpus),
-                              registry_bandwidth=mbps * MBIT))
+        specs.append(
+            NodeSpec(
+                record.name, record.cpu_millis, record.memory, labels, speed=1.0, gpus=float(record.gpus), registry_bandwidth=mbps * MBIT
+            )
+        )
     if storage and not any(STORAGE in s.labels for s in specs):
         name = "kube-storage"
         while any(s.name == name for s in specs):
@@ -269,5 +293,3 @@ def kube_nodes(path: Path | str = KUBE_NODES_SAMPLE, rng: np.random.Generator | 
     bw = np.minimum(bw, np.where(edge, cluster.registry_bandwidth, np.inf)[None, :])
     cluster.set_storage_bandwidth(bw, bw.copy())
     return cluster
-
-

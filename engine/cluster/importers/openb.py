@@ -27,8 +27,13 @@ from engine.cluster.synth import MBIT, catalogue_registry, node
 OPENB_NODES = CLUSTER_DIR / "openb_node_list_all_node.csv"
 
 
-def openb(path: Path | str = OPENB_NODES, nodes: int = 0, rng: np.random.Generator | None = None, storage: bool = True,
-          registry: ContainerRegistry | None = None) -> Cluster:
+def openb(
+    path: Path | str = OPENB_NODES,
+    nodes: int = 0,
+    rng: np.random.Generator | None = None,
+    storage: bool = True,
+    registry: ContainerRegistry | None = None,
+) -> Cluster:
     """The Alibaba openb nodes (cpu, memory, GPU count and model), one datacenter with a 10 Gbit/s registry link.
 
     ``nodes`` > 0 takes a seeded sample in file order; ``storage`` adds one storage node.
@@ -40,13 +45,14 @@ def openb(path: Path | str = OPENB_NODES, nodes: int = 0, rng: np.random.Generat
     specs = []
     for r in rows:
         sn, cpu, mem, gpus, model = (table[f][r] for f in table.dtype.names)
-        labels = {ARCH: "amd64", REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud",
-                  NODE_CLASS: f"openb-{model}" if gpus else "openb-cpu"}
+        labels = {ARCH: "amd64", REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud", NODE_CLASS: f"openb-{model}" if gpus else "openb-cpu"}
         if gpus:
             labels.update({CAPABILITY_GPU: "true", GPU_MODEL: str(model)})
         specs.append(NodeSpec(str(sn), int(cpu), int(mem) * MiB, labels, speed=1.0, gpus=float(gpus), registry_bandwidth=10000 * MBIT))
     if storage:
-        specs.append(node("openb-storage", "storage", {REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT))
+        specs.append(
+            node("openb-storage", "storage", {REGION: "openb", ZONE: "openb-a", LOCALITY: "cloud", STORAGE: "minio"}, 10000 * MBIT)
+        )
     cluster = Cluster(specs, registry or catalogue_registry(), StorageIndex())
     if storage:
         full = np.full((1, cluster.n), 10000 * MBIT)

@@ -126,5 +126,3 @@ def read_azure2019_durations(path: str | Path, functions: Sequence[str], weights
 
 def _tail(e: TraceError) -> str:
     return e.message[len(f"{e.path}: {e.where}: ") :] if e.where else e.message[len(f"{e.path}: ") :]
-
-

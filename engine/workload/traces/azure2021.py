@@ -33,5 +33,3 @@ def read_azure2021(path: str | Path, function: str = "") -> Invocations:
         duration=_frozen(dur[rows]),
         notes=tuple(notes),
     )
-
-

@@ -165,5 +165,3 @@ def _select_rows(
             )
         chosen |= hit
     return np.flatnonzero(chosen)
-
-

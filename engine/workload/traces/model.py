@@ -161,5 +161,3 @@ class Trace:
             hi = min(len(self.counts), math.floor(b / self.bin_seconds + 1e-9))
             return int(self.counts[lo:hi].sum()) if hi > lo else 0
         return int(np.searchsorted(self.times, b, "left") - np.searchsorted(self.times, a, "left"))
-
-

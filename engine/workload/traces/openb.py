@@ -48,5 +48,3 @@ def read_openb_pods(path: str | Path, qos: str = "") -> PodArrivals:
     return PodArrivals(
         path=str(path), name=_frozen(names[order]), qos=_frozen(classes[order]), creation_time=_frozen(created[order]), notes=tuple(notes)
     )
-
-

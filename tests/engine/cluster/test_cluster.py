@@ -141,7 +141,9 @@ def test_build_cluster_follows_params_and_seed():
     params = ClusterParams(topology="cloud_regions", nodes=50, regions=5, prepull_fraction=0.5)
     a, b = build_cluster(params, np.random.default_rng(9)), build_cluster(params, np.random.default_rng(9))
     assert a.names == b.names and (a.image_cached == b.image_cached).all()
-    other = build_cluster(ClusterParams(topology="cloud_regions", nodes=50, regions=5, prepull_fraction=0.5, seed_offset=1), np.random.default_rng(9))
+    other = build_cluster(
+        ClusterParams(topology="cloud_regions", nodes=50, regions=5, prepull_fraction=0.5, seed_offset=1), np.random.default_rng(9)
+    )
     assert (other.label_column(NODE_CLASS) != a.label_column(NODE_CLASS)).any()
     assert build_cluster(ClusterParams(topology="openb", openb_nodes=20), np.random.default_rng(1)).n == 21
 
@@ -153,7 +155,9 @@ def test_cluster_params_are_registered_and_checked():
         apply_checked({"cluster": params}, {"cluster.topology": "cloud_regions", "cluster.nodes": 5})
     with pytest.raises(ParamError):
         apply_checked({"cluster": params}, {"cluster.worker_gpu_models": "T4"})
-    pod = ClusterParams(worker_capability="nvidia-gpu", worker_input_mib=10.0, worker_gpus=1.0, worker_gpu_models="T4|V100M16").worker_pod("w")
+    pod = ClusterParams(worker_capability="nvidia-gpu", worker_input_mib=10.0, worker_gpus=1.0, worker_gpu_models="T4|V100M16").worker_pod(
+        "w"
+    )
     assert pod.gpu_models == ("T4", "V100M16") and CAPABILITY_GPU in pod.labels and pod.cpu_millis == 500
 
 

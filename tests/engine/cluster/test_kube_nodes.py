@@ -76,8 +76,32 @@ def test_quantities_parse_exactly(text, value):
 
 @pytest.mark.parametrize(
     "text",
-    ["4x", "", " 4", "4 ", "1 Gi", "1K", "1kB", "1Gib", "1gi", "Ki", "m", "1.2.3", "--1", "1e", "1e1.5", "e3", "0x10", "1e999",
-     "NaN", "inf", True, 4.0, None, ["4"]],
+    [
+        "4x",
+        "",
+        " 4",
+        "4 ",
+        "1 Gi",
+        "1K",
+        "1kB",
+        "1Gib",
+        "1gi",
+        "Ki",
+        "m",
+        "1.2.3",
+        "--1",
+        "1e",
+        "1e1.5",
+        "e3",
+        "0x10",
+        "1e999",
+        "NaN",
+        "inf",
+        True,
+        4.0,
+        None,
+        ["4"],
+    ],
 )
 def test_bad_quantities_are_refused(text):
     with pytest.raises(ValueError):
@@ -147,8 +171,14 @@ def test_storage_flag_and_added_storage_node(tmp_path):
 def test_fallbacks_single_node_and_taint_only_cordon(tmp_path):
     item = copy.deepcopy(_sample()["items"][0])
     labels = item["metadata"]["labels"]
-    for key in ("topology.kubernetes.io/region", "topology.kubernetes.io/zone", "kubernetes.io/arch", "beta.kubernetes.io/arch",
-                "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+    for key in (
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+        "kubernetes.io/arch",
+        "beta.kubernetes.io/arch",
+        "node.kubernetes.io/instance-type",
+        "beta.kubernetes.io/instance-type",
+    ):
         labels.pop(key)
     del item["status"]["allocatable"]
     item["status"]["capacity"]["cpu"] = "1.5"
@@ -156,8 +186,13 @@ def test_fallbacks_single_node_and_taint_only_cordon(tmp_path):
     item["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
     c = kube_nodes(_write(tmp_path, item), storage=False)
     assert c.n == 1 and c.cpu_capacity[0] == 1500 and c.memory_capacity[0] == 4 * 2**30
-    assert c.node_labels(0) == {ARCH: "amd64", LOCALITY: "cloud", NODE_CLASS: "k8s-node",
-                                REGION: "eu-central-1", ZONE: "eu-central-1a"}  # failure-domain labels, nodeInfo arch
+    assert c.node_labels(0) == {
+        ARCH: "amd64",
+        LOCALITY: "cloud",
+        NODE_CLASS: "k8s-node",
+        REGION: "eu-central-1",
+        ZONE: "eu-central-1a",
+    }  # failure-domain labels, nodeInfo arch
     assert not c.schedulable[0]
     item["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "PreferNoSchedule"}]
     assert kube_nodes(_write(tmp_path, item, "b.json"), storage=False).schedulable[0]
@@ -165,8 +200,14 @@ def test_fallbacks_single_node_and_taint_only_cordon(tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "image"),
-    [("docker.io/scalelab/worker:1.0", WORKER), ("scalelab/worker:1.0", WORKER), ("docker.io/library/app", "app"),
-     ("docker.io/scalelab/worker@sha256:00ff", None), ("quay.io/scalelab/worker:1.0", None), ("scalelab/worker:2.0", None)],
+    [
+        ("docker.io/scalelab/worker:1.0", WORKER),
+        ("scalelab/worker:1.0", WORKER),
+        ("docker.io/library/app", "app"),
+        ("docker.io/scalelab/worker@sha256:00ff", None),
+        ("quay.io/scalelab/worker:1.0", None),
+        ("scalelab/worker:2.0", None),
+    ],
 )
 def test_status_image_names_map_to_registry_images(name, image):
     registry = ContainerRegistry({WORKER: {"amd64": 1}, "app": {"amd64": 1}})
@@ -177,8 +218,13 @@ def test_status_image_names_map_to_registry_images(name, image):
 
 
 def _service(**weights) -> PlacementService:
-    scheduler = SchedulerParams(mode="kube", **{f"weight_{k}": 0.0 for k in
-                                               ("balanced_resource", "latency_aware_image_locality", "locality_type", "data_locality", "capability")})
+    scheduler = SchedulerParams(
+        mode="kube",
+        **{
+            f"weight_{k}": 0.0
+            for k in ("balanced_resource", "latency_aware_image_locality", "locality_type", "data_locality", "capability")
+        },
+    )
     scheduler.param.update(weight_balanced_allocation=1.0, weight_least_allocated=1.0, **weights)
     return PlacementService(ClusterParams(topology="kube_nodes"), scheduler, np.random.default_rng(3))
 
@@ -228,6 +274,7 @@ def _set(path: str, value):
         for k in keys:
             target = target[int(k)] if isinstance(target, list) else target[k]
         target[int(last) if isinstance(target, list) else last] = value
+
     return change
 
 
@@ -237,33 +284,58 @@ N3 = r"items\[3\] \(ip-10-0-2-14\.eu-central-1\.compute\.internal\)"
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        (_set("items/3/status/allocatable/cpu", "4x"),
-         N3 + r": status\.allocatable\.cpu: '4x' is not a Kubernetes quantity; allowed: e\.g\. 4, 3920m, 0\.5"),
-        (lambda d: d["items"][3]["status"].update(allocatable={"cpu": "2"}, capacity={"memory": "16 GB"}),
-         N3 + r": status\.capacity\.memory: '16 GB' is not a Kubernetes quantity; allowed: e\.g\. 16393856Ki"),
-        (lambda d: [d["items"][3]["status"][s].pop("memory") for s in ("allocatable", "capacity")],
-         N3 + r": status\.allocatable\.memory: missing \(also from status\.capacity\); allowed"),
+        (
+            _set("items/3/status/allocatable/cpu", "4x"),
+            N3 + r": status\.allocatable\.cpu: '4x' is not a Kubernetes quantity; allowed: e\.g\. 4, 3920m, 0\.5",
+        ),
+        (
+            lambda d: d["items"][3]["status"].update(allocatable={"cpu": "2"}, capacity={"memory": "16 GB"}),
+            N3 + r": status\.capacity\.memory: '16 GB' is not a Kubernetes quantity; allowed: e\.g\. 16393856Ki",
+        ),
+        (
+            lambda d: [d["items"][3]["status"][s].pop("memory") for s in ("allocatable", "capacity")],
+            N3 + r": status\.allocatable\.memory: missing \(also from status\.capacity\); allowed",
+        ),
         (_set("items/3/status/allocatable/cpu", "0"), N3 + r": status\.allocatable\.cpu: 0 cores is out of range; allowed: more than 0"),
         (_set("items/3/status/allocatable/hugepages-2Mi", "bogus"), None),  # resources not modelled are not read
-        (lambda d: d["items"][5]["status"]["allocatable"].update({"nvidia.com/gpu": "0.5"}),
-         r"items\[5\] \(ip-10-0-2-77[^)]*\): status\.allocatable\.nvidia\.com/gpu: 0\.5 GPUs is not allowed; allowed: a whole number"),
+        (
+            lambda d: d["items"][5]["status"]["allocatable"].update({"nvidia.com/gpu": "0.5"}),
+            r"items\[5\] \(ip-10-0-2-77[^)]*\): status\.allocatable\.nvidia\.com/gpu: 0\.5 GPUs is not allowed; allowed: a whole number",
+        ),
         (_set("items/0/metadata/name", ""), r"items\[0\]: metadata\.name: '' is not allowed; allowed: a non-empty string"),
-        (lambda d: d["items"][1]["metadata"].update(name=d["items"][0]["metadata"]["name"]),
-         r"items\[1\] \(ip-10-0-1-23[^)]*\): metadata\.name: repeats items\[0\]; allowed: unique node names"),
-        (lambda d: d["items"][2]["metadata"]["labels"].update({"topology.kubernetes.io/zone": 3}),
-         r"items\[2\] \([^)]*\): metadata\.labels\['topology\.kubernetes\.io/zone'\]: 3 is not allowed; allowed: a string"),
-        (lambda d: ([d["items"][10]["metadata"]["labels"].pop(k) for k in ("kubernetes.io/arch", "beta.kubernetes.io/arch")],
-                    d["items"][10]["status"]["nodeInfo"].pop("architecture")),
-         r"items\[10\] \(edge-rpi4-0\): metadata\.labels\['kubernetes\.io/arch'\]: missing .*allowed: an architecture"),
-        (_set("items/4/spec/unschedulable", "yes"), r"items\[4\] \([^)]*\): spec\.unschedulable: 'yes' is not allowed; allowed: true or false"),
+        (
+            lambda d: d["items"][1]["metadata"].update(name=d["items"][0]["metadata"]["name"]),
+            r"items\[1\] \(ip-10-0-1-23[^)]*\): metadata\.name: repeats items\[0\]; allowed: unique node names",
+        ),
+        (
+            lambda d: d["items"][2]["metadata"]["labels"].update({"topology.kubernetes.io/zone": 3}),
+            r"items\[2\] \([^)]*\): metadata\.labels\['topology\.kubernetes\.io/zone'\]: 3 is not allowed; allowed: a string",
+        ),
+        (
+            lambda d: (
+                [d["items"][10]["metadata"]["labels"].pop(k) for k in ("kubernetes.io/arch", "beta.kubernetes.io/arch")],
+                d["items"][10]["status"]["nodeInfo"].pop("architecture"),
+            ),
+            r"items\[10\] \(edge-rpi4-0\): metadata\.labels\['kubernetes\.io/arch'\]: missing .*allowed: an architecture",
+        ),
+        (
+            _set("items/4/spec/unschedulable", "yes"),
+            r"items\[4\] \([^)]*\): spec\.unschedulable: 'yes' is not allowed; allowed: true or false",
+        ),
         (_set("items/4/spec/taints", {"key": "x"}), r"items\[4\] \([^)]*\): spec\.taints: not a list of objects"),
-        (_set("items/0/status/images/0/sizeBytes", -1), r"items\[0\] \([^)]*\): status\.images\[0\]\.sizeBytes: -1 is not allowed; allowed: a whole number"),
+        (
+            _set("items/0/status/images/0/sizeBytes", -1),
+            r"items\[0\] \([^)]*\): status\.images\[0\]\.sizeBytes: -1 is not allowed; allowed: a whole number",
+        ),
         (_set("items/0/status/images/1/names", "nginx"), r"items\[0\] \([^)]*\): status\.images\[1\]\.names: not a list of strings"),
         (_set("items/0/status/allocatable", "4"), r"items\[0\] \([^)]*\): status\.allocatable: str is not allowed; allowed: an object"),
         (_set("items/6/kind", "Pod"), r"items\[6\]: kind: 'Pod' is not allowed; allowed: 'Node'"),
         (_set("items/6", 7), r"items\[6\]: int is not allowed; allowed: a Node object"),
         (_set("items", []), r"nodes\.json: items: empty; allowed: at least one Node"),
-        (_set("kind", "PodList"), r"nodes\.json: top level: neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json"),
+        (
+            _set("kind", "PodList"),
+            r"nodes\.json: top level: neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json",
+        ),
     ],
 )
 def test_bad_files_name_file_item_field_and_what_is_allowed(tmp_path, change, match):
@@ -280,7 +352,11 @@ def test_bad_files_name_file_item_field_and_what_is_allowed(tmp_path, change, ma
 
 @pytest.mark.parametrize(
     ("text", "match"),
-    [('{"kind": "List", "items": [', r"nodes\.json: not JSON \(line 1, column \d+: .*\); allowed"), ("[]", r"top level"), ("null", r"top level")],
+    [
+        ('{"kind": "List", "items": [', r"nodes\.json: not JSON \(line 1, column \d+: .*\); allowed"),
+        ("[]", r"top level"),
+        ("null", r"top level"),
+    ],
 )
 def test_files_that_are_not_node_dumps(tmp_path, text, match):
     with pytest.raises(KubeNodesError, match=match):

@@ -18,7 +18,13 @@ def test_run_writes_parquet_that_reads_back_identical(tmp_path):
     out = tmp_path / "out"
     r = _run("run", "default", "--set", "autoscaler.MAX_WORKERS=6", "--seed", "4", "--until", "900", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert "jobs completed" in r.stdout and "wait p50/p95/p99" in r.stdout and "VM-hours" in r.stdout and "scale-outs" in r.stdout and "policy           queue_drain" in r.stdout
+    assert (
+        "jobs completed" in r.stdout
+        and "wait p50/p95/p99" in r.stdout
+        and "VM-hours" in r.stdout
+        and "scale-outs" in r.stdout
+        and "policy           queue_drain" in r.stdout
+    )
     samples = pd.read_parquet(out / "samples.parquet")
     sc = load_scenario("default")
     sc.values["autoscaler"]["MAX_WORKERS"] = 6

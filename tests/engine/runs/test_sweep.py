@@ -98,8 +98,12 @@ def test_more_workers_never_wait_longer_on_an_overloaded_scenario():
         ({"autoscaler.MAX_WORKERS": [5]}, [], ParamError, ["seeds"]),
         ({"autoscaler.MAX_WORKERS": [5]}, [-1], ParamError, ["seeds", "out of range"]),
         # each value is fine alone; the combination MIN 40 / MAX 30 breaks MIN_AVG_TIME < MAX_AVG_TIME
-        ({"autoscaler.MIN_AVG_TIME": [10, 40], "autoscaler.MAX_AVG_TIME": [30, 60]}, [1], ScenarioError,
-         ["MIN_AVG_TIME=40", "MAX_AVG_TIME=30", "must be below MAX_AVG_TIME", "allowed"]),
+        (
+            {"autoscaler.MIN_AVG_TIME": [10, 40], "autoscaler.MAX_AVG_TIME": [30, 60]},
+            [1],
+            ScenarioError,
+            ["MIN_AVG_TIME=40", "MAX_AVG_TIME=30", "must be below MAX_AVG_TIME", "allowed"],
+        ),
     ],
 )
 def test_bad_grids_raise_naming_the_field_before_anything_is_submitted(grid, seeds, error, words):
@@ -136,16 +140,34 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_cli_writes_parquet_that_reads_back_equal(tmp_path, dask_client, serial):
     out = tmp_path / "cli.parquet"
-    r = _cli("default", "--grid", "autoscaler.MAX_WORKERS=3,12", "--grid", "workload.rate=2,4", "--seeds", "1,2", "--until", "600",
-             "--scheduler", dask_client.scheduler.address, "--out", str(out))
+    r = _cli(
+        "default",
+        "--grid",
+        "autoscaler.MAX_WORKERS=3,12",
+        "--grid",
+        "workload.rate=2,4",
+        "--seeds",
+        "1,2",
+        "--until",
+        "600",
+        "--scheduler",
+        dask_client.scheduler.address,
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "wait_p95" in r.stdout and "4 settings x 2 seeds = 8 runs" in r.stdout
     pd.testing.assert_frame_equal(read_sweep(out), serial, check_exact=True)
 
 
 def test_cli_bad_input_exits_2_with_one_line_and_starts_nothing():
-    for args in (["--grid", "autoscaler.MAX_WORKERS=0,5"], ["--grid", "autoscaler.MIN_AVG_TIME=50"], ["--grid", "oops"],
-                 ["--grid", "workload.rate=1", "--grid", "workload.rate=2"], ["--seeds", "x"]):
+    for args in (
+        ["--grid", "autoscaler.MAX_WORKERS=0,5"],
+        ["--grid", "autoscaler.MIN_AVG_TIME=50"],
+        ["--grid", "oops"],
+        ["--grid", "workload.rate=1", "--grid", "workload.rate=2"],
+        ["--seeds", "x"],
+    ):
         r = _cli("default", *args, "--workers", "2")
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert r.stderr.startswith("error: ") and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -100,4 +100,15 @@ def test_node_table_and_occupancy_agree():
     table = svc.node_table()
     assert len(table) == svc.cluster.n and table.replicas.sum() == 7
     assert (table.replicas.to_numpy() == svc.occupancy()).all()
-    assert {"name", "region", "locality", "node_class", "cpu_capacity", "cpu_allocated", "memory_capacity", "memory_allocated", "replicas", "schedulable"} <= set(table.columns)
+    assert {
+        "name",
+        "region",
+        "locality",
+        "node_class",
+        "cpu_capacity",
+        "cpu_allocated",
+        "memory_capacity",
+        "memory_allocated",
+        "replicas",
+        "schedulable",
+    } <= set(table.columns)

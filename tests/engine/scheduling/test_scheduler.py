@@ -35,7 +35,14 @@ IMAGES = {
 def tiny_cluster(cached: dict[str, list[int]] | None = None) -> Cluster:
     """edge-a (arm64, edge, GPU), cloud-b, cloud-c (half its cpu taken by a filler pod), store (storage)."""
     nodes = [
-        NodeSpec("edge-a", 2000, 4 * GiB, {ARCH: "arm64", LOCALITY: "edge", CAPABILITY_GPU: "true", GPU_MODEL: "nano"}, gpus=1, registry_bandwidth=1e7),
+        NodeSpec(
+            "edge-a",
+            2000,
+            4 * GiB,
+            {ARCH: "arm64", LOCALITY: "edge", CAPABILITY_GPU: "true", GPU_MODEL: "nano"},
+            gpus=1,
+            registry_bandwidth=1e7,
+        ),
         NodeSpec("cloud-b", 4000, 8 * GiB, {ARCH: "amd64", LOCALITY: "cloud"}, registry_bandwidth=1e8),
         NodeSpec("cloud-c", 8000, 8 * GiB, {ARCH: "amd64", LOCALITY: "cloud"}, registry_bandwidth=5e7),
         NodeSpec("store", 4000, 8 * GiB, {ARCH: "amd64", LOCALITY: "cloud", STORAGE: "minio"}, registry_bandwidth=1e8),
@@ -214,8 +221,17 @@ def test_binding_updates_columns_and_cache():
 
 @pytest.mark.parametrize(
     ("n", "percentage", "mode", "expected"),
-    [(1000, 0, "skippy", 420), (5000, 0, "skippy", 500), (15000, 0, "skippy", 750), (4, 10, "skippy", 4),
-     (50, 10, "skippy", 100), (50, 10, "kube", 50), (1000, 100, "kube", 1000), (1000, 30, "kube", 300), (5000, 0, "kube", 500)],
+    [
+        (1000, 0, "skippy", 420),
+        (5000, 0, "skippy", 500),
+        (15000, 0, "skippy", 750),
+        (4, 10, "skippy", 4),
+        (50, 10, "skippy", 100),
+        (50, 10, "kube", 50),
+        (1000, 100, "kube", 1000),
+        (1000, 30, "kube", 300),
+        (5000, 0, "kube", 500),
+    ],
 )
 def test_feasible_nodes_to_find(n, percentage, mode, expected):
     assert feasible_nodes_to_find(n, percentage, mode) == expected
@@ -265,8 +281,10 @@ def test_weights_change_live_and_presets():
 
 
 def test_kube_ties_are_broken_with_the_generator():
-    picks = {Scheduler(uniform_cluster(20), only("capability", mode="kube"), rng=np.random.default_rng(seed)).schedule(pod("app")).node
-             for seed in range(10)}
+    picks = {
+        Scheduler(uniform_cluster(20), only("capability", mode="kube"), rng=np.random.default_rng(seed)).schedule(pod("app")).node
+        for seed in range(10)
+    }
     assert len(picks) > 1
 
 
@@ -279,7 +297,20 @@ def test_breakdown_lists_every_node_and_priority():
     d = s.schedule(pod("app", cpu=2500))
     df = d.breakdown()
     assert len(df) == cluster.n * len(PRIORITIES)
-    assert list(df.columns) == ["node", "node_index", "scan_position", "priority", "raw", "score", "weight", "weighted", "total", "feasible", "reason", "winner"]
+    assert list(df.columns) == [
+        "node",
+        "node_index",
+        "scan_position",
+        "priority",
+        "raw",
+        "score",
+        "weight",
+        "weighted",
+        "total",
+        "feasible",
+        "reason",
+        "winner",
+    ]
     per_node = df.drop_duplicates("node").set_index("node")
     assert per_node.loc["edge-a", "reason"] == "PodFitsResources"
     assert per_node.loc["store", "reason"] == "NoStorageNode"
