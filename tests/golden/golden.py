@@ -48,6 +48,24 @@ SESSIONS = {
         ],
         1800.0,
     ),
+    # added after the redesign, before seed-exact mode: a cap lowered during the start-up backlog (the cap
+    # extensions act), and a fractional decision interval with heartbeat loss (the whole-second clock acts)
+    "default-cap-early": (
+        "default",
+        1,
+        [
+            (150.0, "params", {"autoscaler.MAX_WORKERS": 3}),
+            (700.0, "params", {"autoscaler.MAX_WORKERS": 12}),
+            (1000.0, "fault", ["master_crash", {}]),
+        ],
+        1800.0,
+    ),
+    "default-fractional-interval": (
+        "default",
+        2,
+        [(0.0, "params", {"autoscaler.DECISION_INTERVAL": 7.5, "platform.heartbeat_loss": 0.3, "platform.heartbeat_interval": 3.7})],
+        1800.0,
+    ),
     "diurnal-loss": (
         "diurnal",
         7,
