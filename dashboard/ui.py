@@ -21,6 +21,7 @@ from engine import SCHEDULER_PRESETS, Scenario
 SECTION_CARDS = [
     ("policy", "Scaling policy", False),
     ("autoscaler", "Autoscaler (queue drain and VM lifecycle)", False),
+    ("controller", "Controller: seed-exact mode and extensions", True),
     ("hpa", "HPA", False),
     ("kpa", "KPA", False),
     ("keda", "KEDA", False),
@@ -71,7 +72,24 @@ class LiveControls:
             copy = self.sections[key].copy
             self._show_policy(getattr(copy, name))
             copy.param.watch(lambda e: self._show_policy(e.new), name)
+        if "controller" in self.sections:
+            self._gate_extensions(self.sections["controller"])
         self.layout = pn.Column(*[c for _, c in cards], sizing_mode="stretch_width")
+
+    @staticmethod
+    def _gate_extensions(ctl: SectionControls) -> None:
+        """The controller's extensions can only be switched on with seed-exact mode off: say so on the toggles."""
+        names = [n for n, w in ctl.widgets.items() if n != "seed_exact" and isinstance(w, pn.widgets.Checkbox)]
+
+        def gate(seed_exact: bool) -> None:
+            for name in names:
+                w = ctl.widgets[name]
+                doc = ctl.copy.param[name].doc
+                w.disabled = seed_exact and not getattr(ctl.copy, name)
+                w.description = f"{doc} (Switch seed_exact off first.)" if w.disabled else doc
+
+        gate(ctl.copy.seed_exact)
+        ctl.copy.param.watch(lambda e: gate(e.new), "seed_exact")
 
     @staticmethod
     def _policy_chooser(live: dict[str, Any]) -> tuple[str, str, set[str]] | None:

@@ -81,16 +81,16 @@ class ControllerParams(Section):
     key = "controller"
 
     seed_exact = param.Boolean(
-        False,
+        True,
         doc="Decide exactly as the original VMScheduler: whole-second clock for ages, its command order, no extensions.",
     )
     drain_above_cap = param.Boolean(
-        True,
+        False,
         doc="Extension: when MAX_WORKERS is lowered live, drain (SHUTDOWN) the serving workers above it. "
         "The original only stops creating workers at the cap.",
     )
     cap_resumes = param.Boolean(
-        True,
+        False,
         doc="Extension: never resume suspended workers past MAX_WORKERS (the original resumes them regardless).",
     )
 

@@ -100,6 +100,11 @@ def test_page_loads_offline_without_console_errors_and_every_plot_has_data(serve
 def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served):
     page, d = served.page, served.dashboard
     sim = d.session.sim
+    # the original only stops creating at the cap: switch seed-exact mode off and both cap extensions on, in the page
+    page.locator(".card-title", has_text="Controller: seed-exact mode").first.click()
+    for name in ("seed_exact", "drain_above_cap", "cap_resumes"):
+        page.locator(f".ctl-live-controller-{name} input[type=checkbox]").first.click()
+    wait_until(lambda: sim.sections["controller"].extensions_on == ["drain_above_cap", "cap_resumes"], page, timeout=5000)
     # let the start-up backlog scale the workers out past the cap we are about to set
     wait_until(lambda: sim.samples(max(0, sim.sample_count - 1)).workers_active.max() > 3, page, timeout=30000)
     handle = served.slider_handle("ctl-live-autoscaler-MAX_WORKERS")

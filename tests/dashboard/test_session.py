@@ -271,3 +271,24 @@ def test_a_finished_run_renders_from_its_tables_with_no_engine_behind_it(cluster
     assert len(view.scores.source.data["weighted"]) > 0 and len(view.scores.history) >= 1
     assert view.events.table.object.count("<tr class=") > 0
     assert "data-kpi='vm_hours'" in view.kpi_row.pane.object
+
+
+def test_controller_extensions_are_toggles_gated_by_seed_exact_mode():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    ctl = d.controls.sections["controller"]
+    sim = d.session.sim
+    assert sim.sections["controller"].seed_exact and ctl.widgets["seed_exact"].value
+    for name in ("drain_above_cap", "cap_resumes"):
+        assert ctl.widgets[name].disabled and "seed_exact off first" in ctl.widgets[name].description
+    ctl.copy.seed_exact = False
+    assert not sim.sections["controller"].seed_exact
+    assert not ctl.widgets["drain_above_cap"].disabled
+    ctl.copy.drain_above_cap = True
+    assert sim.sections["controller"].drain_above_cap and not ctl.alert.visible
+    ctl.copy.seed_exact = True  # an extension is on: refused, with the reason, and the engine keeps its values
+    assert ctl.alert.visible and "extension of the seed" in ctl.alert.object
+    assert not sim.sections["controller"].seed_exact
+    tip = d.controls.sections["autoscaler"].copy.param["MAX_WORKERS"].doc
+    assert "only refuses CREATEs" in tip

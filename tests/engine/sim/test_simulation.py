@@ -80,8 +80,24 @@ def test_heartbeat_outage_makes_vms_stale_and_they_are_replaced():
     _assert_no_job_lost(sim)
 
 
-def test_lowering_max_workers_live_caps_active_workers():
+def test_lowering_max_workers_live_in_seed_exact_mode_only_stops_growth():
     sim = _sim(seed=2, workload={"rate": 6.0})
+    assert sim.sections["controller"].seed_exact
+    sim.advance(600)
+    before = sim.samples().workers_active.iloc[-1]
+    assert before > 4
+    sim.set_params({"autoscaler.MAX_WORKERS": 3})
+    sim.advance(1800)
+    s, ev = sim.samples(), sim.events()
+    # the original only refuses CREATEs at the cap: the workers it has keep serving, none is drained for the cap
+    assert (s[s.time >= 660].workers_active > 3).mean() > 0.5
+    assert not (ev.rule == "cap_shutdown").any()
+    assert not ((ev.kind == "command") & (ev.command == "CREATE") & (ev.vm_type == "WORKER") & (ev.time > 600)).any()
+    _assert_no_job_lost(sim)
+
+
+def test_lowering_max_workers_live_with_the_drain_extension_caps_active_workers():
+    sim = _sim(seed=2, workload={"rate": 6.0}, controller={"seed_exact": False, "drain_above_cap": True, "cap_resumes": True})
     sim.advance(600)
     assert sim.samples().workers_active.max() > 4
     sim.set_params({"autoscaler.MAX_WORKERS": 3})
