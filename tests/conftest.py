@@ -29,7 +29,7 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 def browser_type_launch_args(browser_type_launch_args):
     """Launch the system Chromium, never a downloaded build."""
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh")
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (make test does)")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 

@@ -9,10 +9,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 #: The mimebundle HoloViews and Panel objects display with.

@@ -59,5 +59,5 @@ def test_smoke_run_ends_with_result_json() -> None:
     # the per-job log grows with jobs: more than sampling only over the same run
     assert runs["record_jobs_4x"]["peak_bytes"] > runs["sampling_4x"]["peak_bytes"]
     # GOAL MISSED lines match the booleans
-    for goal, met in result["goals_met"].items():
-        assert met or "GOAL MISSED" in proc.stdout, goal
+    missed = proc.stdout.count("GOAL MISSED")
+    assert missed == sum(not met for met in result["goals_met"].values())

@@ -21,7 +21,8 @@ UNTIL = 600.0
 @pytest.fixture(scope="module")
 def dask_client() -> Iterator[object]:
     """Two worker processes, one thread each: what the CLI starts on a laptop."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,

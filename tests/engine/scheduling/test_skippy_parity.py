@@ -19,7 +19,6 @@ from engine.cluster.synth import catalogue_registry, cloud_regions
 from engine.scheduling import Scheduler, SchedulerParams
 from engine.scheduling.skippy_compat import silence_skippy_logging, skippy_context, skippy_pod, skippy_scheduler
 
-pytest.importorskip("skippy.core.scheduler", reason="edgerun-skippy-core==0.1.1 is a test dependency")
 pytestmark = pytest.mark.parity
 
 CUSTOM_WEIGHTS = {

@@ -1,0 +1,109 @@
+"""The recorder: tables declared once with typed columns, bounded tables with absolute row numbers, block and provided tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.core.events import EVENTS, EventLog
+from engine.core.recorder import Column, Recorder, frame_digest, table
+
+SPEC = table(
+    "t",
+    "a test table",
+    [
+        ("time", "float64", "s"),
+        ("n", "int64", "count"),
+        ("flag", "bool", "yes/no"),
+        ("name", "string", "text"),
+        ("k", "Int64", "id"),
+        ("x", "Float64", "value"),
+    ],
+)
+
+
+def test_frames_carry_the_declared_dtypes_and_missing_values():
+    rec = Recorder([SPEC])
+    rec.append("t", {"time": 1.0, "n": 2, "flag": True, "name": "a", "k": None, "x": None})
+    rec.append("t", {"time": 2.5, "n": 3, "flag": False, "name": None, "k": 7, "x": 0.5})
+    df = rec.frame("t")
+    assert [str(d) for d in df.dtypes] == ["float64", "int64", "bool", "string", "Int64", "Float64"]
+    assert df["k"].isna().tolist() == [True, False] and df["name"].isna().tolist() == [False, True]
+    empty = Recorder([SPEC]).frame("t")
+    assert len(empty) == 0 and [str(d) for d in empty.dtypes] == [str(d) for d in df.dtypes]
+    assert list(SPEC.describe().column) == list(SPEC.names) and SPEC.describe().doc.iloc[1] == "count"
+
+
+def test_a_column_must_name_a_known_dtype_and_a_table_is_declared_once():
+    with pytest.raises(ValueError, match="dtype 'object'"):
+        Column("c", "object", "")
+    rec = Recorder([SPEC])
+    with pytest.raises(ValueError, match="declared twice"):
+        rec.declare(SPEC)
+    with pytest.raises(KeyError):
+        rec.append("t", {"time": 1.0})  # every column must be given
+
+
+def test_a_bounded_table_keeps_the_newest_rows_under_absolute_numbers():
+    rec = Recorder([table("b", "", [("i", "int64", "")], bound=10)])
+    numbers = [rec.append("b", {"i": i}) for i in range(35)]
+    assert numbers == list(range(35))
+    assert rec.count("b") == 35 and 10 <= 35 - rec.first_kept("b") <= 20
+    tail = rec.frame("b", start=30)
+    assert tail.index.tolist() == [30, 31, 32, 33, 34] and tail.i.tolist() == [30, 31, 32, 33, 34]
+    gone = rec.frame("b", start=0)
+    assert gone.index[0] == rec.first_kept("b") and gone.i.tolist() == list(range(rec.first_kept("b"), 35))
+    assert rec.frame("b", 31, 33).i.tolist() == [31, 32]
+
+
+def test_a_block_table_keeps_whole_blocks_of_arrays():
+    rec = Recorder([table("blk", "", [("d", "int64", ""), ("node", "string", "")], bound=6, layout="blocks")])
+    ranges = [rec.extend("blk", {"d": np.full(4, k), "node": np.array(list("abcd"), dtype=object)}) for k in range(5)]
+    assert ranges == [(0, 4), (4, 8), (8, 12), (12, 16), (16, 20)]
+    kept = rec.frame("blk")
+    assert kept.index[0] == rec.first_kept("blk") and kept.index[-1] == 19 and len(kept) >= 6
+    assert set(kept.d) <= {3, 4} and kept.node.dtype == "string"
+    assert rec.frame("blk", start=18).d.tolist() == [4, 4]
+    with pytest.raises(ValueError, match="differ in length"):
+        rec.extend("blk", {"d": np.zeros(2), "node": np.array(["a"], dtype=object)})
+
+
+def test_a_provided_table_is_read_when_asked_for_and_may_be_off():
+    rows: list[list] = [[1, 0.5]]
+    holder = {"rows": rows}
+    rec = Recorder()
+    rec.provide(table("p", "", [("a", "int64", ""), ("b", "float64", "")]), lambda: holder["rows"])
+    rows[0][1] = 0.75  # producers may change their rows until read
+    rows.append([2, 1.5])
+    assert rec.frame("p").b.tolist() == [0.75, 1.5] and rec.count("p") == 2 and rec.recorded("p")
+    holder["rows"] = None
+    assert not rec.recorded("p") and "p" not in rec.frames()
+
+
+def test_the_positional_appender_is_for_unbounded_row_tables_only():
+    rec = Recorder([SPEC, table("b", "", [("i", "int64", "")], bound=3)])
+    add = rec.appender("t")
+    add((1.0, 1, True, "x", 1, 1.0))
+    assert rec.count("t") == 1
+    with pytest.raises(ValueError, match="unbounded"):
+        rec.appender("b")
+
+
+def test_the_event_log_stamps_rows_with_the_clock_and_types_every_fact():
+    rec = Recorder()
+    now = [3.0]
+    log = EventLog(rec, lambda: now[0])
+    log("command", vm=2, vm_type="WORKER", command="SUSPEND", rule="r9_suspend_drained", reason="refused_by_cloud")
+    now[0] = 4.5
+    log("placement", vm=2, vm_type="WORKER", command="BIND", node="n1", placement=0, seconds=12.5)
+    ev = rec.frame("events")
+    assert list(ev.columns) == list(EVENTS.names)
+    assert ev.time.tolist() == [3.0, 4.5] and ev.reason.tolist() == ["refused_by_cloud", ""]
+    assert ev.placement.isna().tolist() == [True, False] and ev.seconds.tolist()[1] == 12.5
+
+
+def test_identical_frames_have_identical_digests():
+    a = pd.DataFrame({"x": [1.0, 2.0], "y": ["a", "b"]})
+    assert frame_digest(a) == frame_digest(a.copy())
+    assert frame_digest(a) != frame_digest(a.assign(x=[1.0, 2.5]))

@@ -1,0 +1,61 @@
+"""The explicit tables: sections and worlds, present whatever was imported before, files checked when a scenario is built."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from engine.core.params import ParamError, Section
+from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, SECTIONS, WORLDS, world_sections
+from engine.sim.scenario import Scenario, ScenarioError
+from engine.sim.simulation import Simulation
+
+
+def test_every_section_is_a_row_of_the_table_under_its_own_key():
+    assert set(SECTIONS) == {
+        "run", "autoscaler", "controller", "platform", "workload", "faults", "policy", "hpa", "kpa", "keda", "cluster", "scheduler"
+    }  # fmt: skip
+    for key, entry in SECTIONS.items():
+        assert issubclass(entry.cls, Section) and entry.cls.key == key and SECTION_CLASSES[key] is entry.cls
+        for name in entry.cls.param:
+            if name != "name":
+                assert entry.cls.param[name].doc, f"{key}.{name} has no doc"
+    assert {k for k, e in SECTIONS.items() if e.file_check} == {"workload", "cluster"}
+
+
+def test_the_vocabulary_does_not_depend_on_what_was_imported():
+    code = (
+        "from engine.sim.scenario import Scenario; s = Scenario.from_dict({'hpa': {'min_replicas': 2}}); print(sorted(s.build_sections()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert "'hpa'" in out and "'kpa'" in out and "'controller'" in out
+
+
+def test_world_sections_and_the_cluster_brings_its_scheduler():
+    base = world_sections("vm", set())
+    assert "cluster" not in base and "scheduler" not in base and set(WORLDS["vm"].sections) == set(base)
+    assert {"cluster", "scheduler"} <= set(world_sections("vm", {"cluster"}))
+    assert NEEDS == {"scheduler": "cluster"} and BRINGS == {"cluster": "scheduler"}
+    with pytest.raises(ParamError, match=r"^run\.world: 'functions' is not a world; allowed: vm$"):
+        world_sections("functions", set())
+
+
+def test_a_cluster_without_a_scheduler_section_runs_on_the_default_scheduler():
+    sim = Simulation(Scenario.from_dict({"cluster": {"topology": "cloud_regions", "nodes": 8, "regions": 2}}), seed=1).advance(300)
+    assert sim.sections["scheduler"].mode == "skippy" and (sim.frame("placements").action == "bind").any()
+
+
+def test_a_scheduler_without_a_cluster_is_refused_naming_the_file():
+    with pytest.raises(ScenarioError, match=r"^s\.yaml: scheduler: needs a cluster section"):
+        Scenario.from_dict({"scheduler": {"mode": "kube"}}, origin="s.yaml")
+
+
+def test_files_are_checked_when_the_scenario_is_built_and_before_a_live_change(tmp_path):
+    with pytest.raises(ScenarioError, match=r"^s\.yaml: workload\.trace_file: .*absent\.csv: no such file"):
+        Scenario.from_dict({"workload": {"pattern": "trace", "trace_file": str(tmp_path / "absent.csv")}}, origin="s.yaml")
+    sim = Simulation(Scenario.from_dict({}), seed=1)
+    with pytest.raises(ParamError, match=r"^workload\.trace_file: .*absent\.csv: no such file"):
+        sim.set_params({"workload.pattern": "trace", "workload.trace_file": str(tmp_path / "absent.csv")})
+    assert sim.sections["workload"].pattern == "poisson" and sim.inputs == []
