@@ -18,6 +18,8 @@ import pandas as pd
 import simpy
 
 from engine.core import rng as rngs
+from engine.core.budget import Estimate
+from engine.core.clock import check_horizon, run_until
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section, apply_checked
 from engine.core.platform import Platform
@@ -60,11 +62,17 @@ class Simulation:
         return self.env.now
 
     def advance(self, until: float) -> Simulation:
-        """Run the simulation up to simulated time ``until`` (no-op if it is not ahead)."""
+        """Run the simulation up to simulated time ``until`` (no-op if it is not ahead); events at ``until`` itself
+        run in the next advance. Refuses a time that is not a finite number of seconds."""
+        until = check_horizon(until)
         if until > self.env.now:
-            self.env.run(until=until)
+            run_until(self.env, until)
             self.platform.settle(self.env.now)
         return self
+
+    def estimate(self, until: float) -> Estimate:
+        """What advancing to ``until`` would cost (rough: see :mod:`engine.core.budget`)."""
+        return self.platform.estimate(check_horizon(until))
 
     def run(self) -> Simulation:
         """Advance to the end of the run (``run.duration``)."""
@@ -159,18 +167,24 @@ class Simulation:
         return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples())
 
     @classmethod
-    def replay(cls, recording: Mapping[str, Any], verify: bool = True) -> Simulation:
-        """Rebuild a recorded session: same scenario and seed, the same inputs at the same times."""
-        rec = check_recording(recording)
-        sim = cls(Scenario.from_dict(rec["scenario"], origin="recording.scenario"), seed=rec["seed"])
-        check_recording(rec, tuple(sim.fault_kinds))
-        for item in rec["inputs"]:
+    def replay(cls, recording: Mapping[str, Any], verify: bool = True, origin: str = "recording") -> Simulation:
+        """Rebuild a recorded session: same scenario and seed, the same inputs at the same times.
+
+        Raises :class:`ScenarioError` naming ``origin`` (the file) and the input for anything that cannot be replayed.
+        """
+        rec = check_recording(recording, origin=origin)
+        sim = cls(Scenario.from_dict(rec["scenario"], origin=f"{origin}: scenario"), seed=rec["seed"])
+        check_recording(rec, tuple(sim.fault_kinds), origin=origin)
+        for i, item in enumerate(rec["inputs"]):
             sim.advance(item["time"])
-            if item["kind"] == "params":
-                sim.set_params(item["changes"])
-            else:
-                sim.inject(item["fault"], **item.get("args", {}))
+            try:
+                if item["kind"] == "params":
+                    sim.set_params(item["changes"])
+                else:
+                    sim.inject(item["fault"], **item.get("args", {}))
+            except ParamError as e:
+                raise ScenarioError(f"{origin}: inputs[{i}]: {e}") from None
         sim.advance(rec["until"])
         if verify and not samples_match(rec, sim.samples()):
-            raise ScenarioError("recording: samples_sha256: the replay differs from the recorded session")
+            raise ScenarioError(f"{origin}: samples_sha256: the replay differs from the recorded session")
         return sim
