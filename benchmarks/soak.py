@@ -95,7 +95,9 @@ def main() -> None:
     per_job = _deep_size(log, set()) / max(len(log), 1)
 
     ok = slope < GOAL_BYTES_PER_HOUR
-    print(f"heap growth after warm-up: {slope / 2**10:,.0f} KiB per simulated hour (goal < {GOAL_BYTES_PER_HOUR / 2**10:,.0f} KiB)  {'ok' if ok else 'MISSED'}")
+    print(
+        f"heap growth after warm-up: {slope / 2**10:,.0f} KiB per simulated hour (goal < {GOAL_BYTES_PER_HOUR / 2**10:,.0f} KiB)  {'ok' if ok else 'MISSED'}"
+    )
     print(f"  of which the recorder's tables: {rec_slope / 2**10:,.0f} KiB per simulated hour")
     print(f"per-job log (run.record_jobs): {per_job:,.0f} bytes per job ({len(log):,} rows in one hour)")
     print(f"{jobs:,} jobs in {wall:.1f} s wall ({cpu:.1f} s CPU) under tracemalloc")
