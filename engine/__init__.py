@@ -24,6 +24,7 @@ from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
 from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
+from engine.sim.sessions import Recording, RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "WORLDS",
     "InputError",
     "ParamError",
+    "Recording",
+    "RecordingMismatch",
     "Scenario",
     "ScenarioError",
     "Section",
@@ -41,6 +44,7 @@ __all__ = [
     "check_recording",
     "coerce",
     "list_scenarios",
+    "load_recording",
     "parse_recording",
     "load_scenario",
     "save_scenario",

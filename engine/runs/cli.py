@@ -10,20 +10,21 @@ import argparse
 import json
 import os
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
 from engine.core.clock import check_horizon
-from engine.core.inputs import InputError, load_json, load_yaml, read_bytes
+from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
-from engine.runs.outputs import check_out, write_out
-from engine.sim.recording import check_recording
-from engine.sim.scenario import Scenario, ScenarioError, load_scenario
+from engine.runs.outputs import check_out, check_out_file, write_out
+from engine.sim.scenario import Scenario, load_scenario
+from engine.sim.sessions import RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
 #: The files ``run --out`` writes (``jobs.parquet`` too with run.record_jobs; the run's other tables as Parquet).
-OUTPUT_FILES = ("samples.parquet", "events.parquet", "decisions.parquet", "summary.json", "recording.json")
+OUTPUT_FILES = ("samples.parquet", "events.parquet", "decisions.parquet", "summary.json", "session.scalelab")
 
 
 def _value(raw: str, origin: str):
@@ -50,9 +51,8 @@ def _write_outputs(sim: Simulation, out: Path) -> list[str]:
     """Every recorded table as Parquet, the summary and the recording, swapped into ``out`` as one folder."""
     writers = {f"{table}.parquet": _table_writer(sim, table) for table in sim.tables}
     summary = json.dumps(sim.summary(), indent=2, default=float)
-    recording = json.dumps(sim.recording(), indent=1)
     writers["summary.json"] = lambda path: path.write_text(summary)
-    writers["recording.json"] = lambda path: path.write_text(recording)
+    writers["session.scalelab"] = sim.record
     return write_out(out, writers)
 
 
@@ -67,13 +67,39 @@ def _budget(sim: Simulation, until: float, allow_long: bool, what: str) -> None:
         print(f"warning: this run will take {estimate.describe()}", file=sys.stderr, flush=True)
 
 
-def _read_recording(path: Path) -> dict:
-    """A recording file, checked, with every error naming the file."""
+def _replay(args: argparse.Namespace) -> tuple[Simulation, int]:
+    """``replay REC``: re-simulate a session file (or a version-1 JSON recording) and check every stored table."""
+    rec = load_recording(args.recording)
+    probe = Simulation(rec.scenario, seed=rec.seed)
+    _budget(probe, rec.until, args.allow_long, f"{args.recording}: until {rec.until:g}")
     try:
-        data = load_json(read_bytes(path, "JSON recording"), str(path))
-        return check_recording(data, origin=str(path))
-    except InputError as e:
-        raise ScenarioError(str(e)) from None
+        sim = rec.replay(verify=not args.no_verify)
+    except RecordingMismatch as e:
+        print(f"differs: {e}", file=sys.stderr)
+        return e.simulation, 1
+    what = f"the recorded tables ({', '.join(rec.tables)})" if rec.tables else "the recorded samples"
+    print(f"replay of {args.recording} reproduces {what} exactly" if not args.no_verify else f"replayed {args.recording} (not verified)")
+    return sim, 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``export REC --html OUT``: a self-contained page, made by the exporter the installed dashboard provides.
+
+    The engine imports no UI: exporters are found through the ``scalelab.exporters`` entry points (pyproject.toml)."""
+    try:
+        rec = load_recording(args.recording)
+        found = [e for e in metadata.entry_points(group="scalelab.exporters") if e.name == "html"]
+        if not found:
+            raise InputError(
+                "export: no HTML exporter is installed (entry point scalelab.exporters:html); allowed: install scalelab with its dashboard"
+            )
+        check_out_file(args.html, "--html")
+        size = found[0].load()(rec, args.html)
+    except (InputError, ParamError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.html} ({size / 2**20:.2f} MiB, self-contained: opens offline)")
+    return 0
 
 
 def format_summary(summary: dict) -> str:
@@ -163,10 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--until", type=float, default=None, help="simulated seconds (default: run.duration)")
     run.add_argument("--out", type=Path, default=None, help="directory for the tables as Parquet, summary.json and recording.json")
     run.add_argument("--allow-long", action="store_true", help="run even when the estimated cost is beyond the limits")
-    rep = sub.add_parser("replay", help="replay a recording and check it reproduces the recorded samples")
+    rep = sub.add_parser("replay", help="replay a session file (or a JSON recording) and check it reproduces every recorded table")
     rep.add_argument("recording", type=Path)
+    rep.add_argument("--verify", action="store_true", help="check every stored table (the default); exit 1 naming the first difference")
+    rep.add_argument("--no-verify", action="store_true", help="replay without checking")
     rep.add_argument("--out", type=Path, default=None)
     rep.add_argument("--allow-long", action="store_true", help="replay even when the estimated cost is beyond the limits")
+    exp = sub.add_parser("export", help="export a session file as one self-contained HTML page (plots, timeline, KPIs, events)")
+    exp.add_argument("recording", type=Path)
+    exp.add_argument("--html", type=Path, required=True, metavar="OUT.html")
     swp = sub.add_parser("sweep", help="run a parameter grid x seeds on Dask and print (or write) one row per run")
     swp.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
     swp.add_argument(
@@ -182,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "sweep":
         return _sweep(args)
+    if args.cmd == "export":
+        return _export(args)
+    status = 0
     try:
         if args.out is not None:
             check_out(args.out, OUTPUT_FILES)  # before the run, not after it
@@ -203,11 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             _budget(sim, until, args.allow_long, what)
             sim.advance(until)
         else:
-            rec = _read_recording(args.recording)
-            probe = Simulation(Scenario.from_dict(rec["scenario"], origin=f"{args.recording}: scenario"), seed=rec["seed"])
-            _budget(probe, rec["until"], args.allow_long, f"{args.recording}: until {rec['until']:g}")
-            sim = Simulation.replay(rec, origin=str(args.recording))
-            print(f"replay of {args.recording} reproduces the recorded samples exactly")
+            sim, status = _replay(args)
     except (InputError, ParamError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -215,4 +245,4 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         written = _write_outputs(sim, args.out)
         print(f"  wrote {args.out}/: {', '.join(written)}")
-    return 0
+    return status

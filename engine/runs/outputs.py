@@ -65,3 +65,16 @@ def write_out(out: Path, writers: Mapping[str, Callable[[Path], None]]) -> list[
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return list(writers)
+
+
+def check_out_file(path: Path, option: str) -> None:
+    """Raise :class:`InputError` when ``path`` cannot become an output file (a folder, below a file, unwritable)."""
+    path = Path(path)
+    for parent in [*reversed(path.parents)]:
+        if parent.exists() and not parent.is_dir():
+            raise InputError(f"{option} {path}: {parent} is a file; allowed: a file path in a directory")
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a directory; allowed: a file path")
+    base = next((p for p in path.parents if p.exists()), Path("."))
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: {base} is not writable; allowed: a directory you can write to")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -24,6 +25,7 @@ from engine.core.events import EventLog
 from engine.core.params import ParamError, Section, apply_checked
 from engine.core.platform import Platform
 from engine.core.recorder import Recorder
+from engine.sim.archive import software, write_archive
 from engine.sim.faults import FaultSchedule
 from engine.sim.recording import check_recording, make_recording, samples_match
 from engine.sim.registry import WORLDS, check_files
@@ -50,6 +52,8 @@ class Simulation:
         self.recorder = Recorder()
         self.log = EventLog(self.recorder, lambda: self.env.now)
         self.inputs: list[dict[str, Any]] = []
+        self.controls: list[dict[str, Any]] = []  # what a user did that does not change the simulation (play, pause, speed)
+        self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
         self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
@@ -162,6 +166,25 @@ class Simulation:
         return {"scenario": self.scenario.name, "seed": self.seed, "simulated_seconds": self.now, **self.platform.summary(self.now)}
 
     # -- recording and replay ----------------------------------------------------------------------------
+    def note_control(self, action: str, value: Any = None) -> None:
+        """Keep a user's control action (play, pause, speed...) with its simulated time, for a recording's timeline."""
+        self.controls.append({"time": self.now, "action": str(action), "value": value})
+
+    def record(self, path: str | Path) -> Path:
+        """Write the session so far as one ``.scalelab`` file: inputs, controls and every table (see :mod:`engine.sim.archive`)."""
+        manifest = {
+            "software": software(),
+            "scenario": self.scenario.to_dict(),
+            "seed": self.seed,
+            "until": self.now,
+            "inputs": json.loads(json.dumps(self.inputs)),
+            "controls": json.loads(json.dumps(self.controls, default=str)),
+            "parent": self.parent,
+        }
+        specs = self.recorder.specs
+        frames = self.frames()
+        return write_archive(path, manifest, frames, {t: [(c.name, c.dtype) for c in specs[t].columns] for t in frames})
+
     def recording(self) -> dict[str, Any]:
         """Inputs, not pixels: the scenario, the seed, every change with its time, and a digest to check."""
         return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples())

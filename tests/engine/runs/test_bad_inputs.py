@@ -108,6 +108,19 @@ RECORDING_CASES = [
 ]
 
 
+SESSIONS = BAD / "sessions"
+SESSION_CASES = [
+    ("truncated.scalelab", "not a readable .scalelab session file (a truncated or corrupted zip"),
+    ("not-a-zip.scalelab", "not a readable .scalelab session file"),
+    ("bad-parquet.scalelab", "tables/events.parquet: not a readable Parquet table"),
+    ("tampered-table.scalelab", "tables/samples.parquet: sha256: the table differs from its digest"),
+    ("hand-edited-manifest.scalelab", "manifest.json: digest: does not match the tables' digests"),
+    ("hand-edited-inputs.scalelab", "manifest.json: NaN is not JSON"),
+    ("newer-version.scalelab", "version 9 is newer than this scalelab reads (2)"),
+    ("extra-member.scalelab", "member 'tables/../../evil.txt': a path outside the file"),
+]
+
+
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()} if folder.exists() else {}
 
@@ -164,6 +177,18 @@ def test_every_bad_recording_names_the_file(recording, expected, capsys, earlier
     line = one_error_line(capsys, main(["replay", str(REC / recording), "--out", str(earlier_run)]))
     assert line.startswith(f"error: {REC / recording}: ") and expected in line, line
     assert snapshot(earlier_run) == before
+
+
+@pytest.mark.parametrize(("session", "expected"), SESSION_CASES, ids=[c[0] for c in SESSION_CASES])
+def test_every_bad_session_file_names_the_file(session, expected, capsys, earlier_run):
+    before = snapshot(earlier_run)
+    line = one_error_line(capsys, main(["replay", str(SESSIONS / session), "--out", str(earlier_run)]))
+    assert line.startswith(f"error: {SESSIONS / session}: ") and expected in line, line
+    assert snapshot(earlier_run) == before
+
+
+def test_the_good_session_file_of_the_corpus_replays(capsys):
+    assert main(["replay", str(SESSIONS / "good.scalelab"), "--verify"]) == 0
 
 
 def test_the_good_recording_of_the_corpus_replays(capsys, tmp_path):

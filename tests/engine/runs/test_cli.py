@@ -38,7 +38,7 @@ def test_run_writes_parquet_that_reads_back_identical(tmp_path):
     assert summary["simulated_seconds"] == 900.0 and samples.time.iloc[-1] == 895.0
     assert summary["jobs_completed"] >= samples.completed_total.iloc[-1] and summary["jobs_arrived"] >= samples.arrived_total.iloc[-1]
     assert summary["jobs_arrived"] == summary["jobs_completed"] + summary["jobs_in_service"] + summary["queue_at_end"]
-    rep = _run("replay", str(out / "recording.json"))
+    rep = _run("replay", str(out / "session.scalelab"), "--verify")
     assert rep.returncode == 0, rep.stderr
     assert "reproduces" in rep.stdout
 
