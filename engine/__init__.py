@@ -27,6 +27,26 @@ from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_sc
 from engine.sim.sessions import Recording, RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
+#: Sweeps (pyarrow, and Dask when a client is used) are imported only when a sweep is asked for.
+_LAZY = {
+    "sweep": "engine.runs.sweep",
+    "run_sweep": "engine.runs.sweep",
+    "read_sweep": "engine.runs.sweep",
+    "plan_sweep": "engine.runs.sweep",
+    "SweepRun": "engine.runs.sweep",
+    "SweepProgress": "engine.runs.sweep",
+    "setting_means": "engine.runs.sweep",
+    "pareto_front": "engine.runs.sweep",
+    "parameter_columns": "engine.runs.sweep",
+    "kpi_columns": "engine.runs.sweep",
+    "load_sweep": "engine.runs.spec",
+    "list_sweeps": "engine.runs.spec",
+    "SweepError": "engine.runs.spec",
+    "SweepSpec": "engine.runs.spec",
+    "list_datasets": "engine.runs.dataset",
+    "SweepDataset": "engine.runs.dataset",
+}
+
 __all__ = [
     "SCHEDULER_PRESETS",
     "SECTIONS",
@@ -48,14 +68,15 @@ __all__ = [
     "parse_recording",
     "load_scenario",
     "save_scenario",
-    "sweep",
     "tunable_names",
+    *_LAZY,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "sweep":  # Dask is heavy: imported only when a sweep is asked for
-        from engine.runs.sweep import sweep
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    import importlib
 
-        return sweep
-    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

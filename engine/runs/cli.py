@@ -1,7 +1,8 @@
 """Command line: ``python -m engine run SCENARIO [--set NAME=VALUE ...] [--seed N] [--out DIR]``.
 
-Also ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ... --seeds 1,2,3 [--workers N]
-[--scheduler ADDRESS] [--out FILE.parquet]``: a parameter sweep on Dask (see :mod:`engine.sweep`).
+Also ``python -m engine sweep SWEEP_FILE [--out DIR] [--workers N | --scheduler ADDRESS]`` (a sweep file of
+``data/sweeps/``, see :mod:`engine.runs.spec`) or ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ...
+--seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`).
 """
 
 from __future__ import annotations
@@ -140,42 +141,137 @@ def _parse_grid(items: list[str]) -> dict[str, list]:
     return grid
 
 
-def _parse_seeds(raw: str) -> list:
-    return [_value(v, "--seeds") for v in raw.split(",") if v.strip()]
+def _parse_list(raw: str, origin: str) -> list:
+    return [_value(v, origin) for v in raw.split(",") if v.strip()]
+
+
+def _sweep_spec(args: argparse.Namespace):
+    """The sweep a command line names: a sweep file, or a scenario with ``--grid``/``--seeds``/``--until``/``--kpis``."""
+    from engine.runs.spec import SweepError, load_sweep, sweep_path
+    from engine.runs.sweep import grid_spec
+
+    path = None if args.grid else sweep_path(args.sweep)
+    if path is not None:
+        for flag, value in (("--seeds", args.seeds), ("--until", args.until), ("--kpis", args.kpis)):
+            if value is not None:
+                raise SweepError(f"{flag}: only with a scenario and --grid; a sweep file ({path}) names its own")
+        return load_sweep(path)
+    kpis = _parse_list(args.kpis, "--kpis") if args.kpis is not None else None
+    return grid_spec(load_scenario(args.sweep), _parse_grid(args.grid), _parse_list(args.seeds or "1", "--seeds"), until=args.until, kpis=kpis)
+
+
+class _Bar:
+    """The CLI's progress: a tqdm bar on stderr with runs done, failed, running and tqdm's ETA."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bar = None
+        self.shown = 0
+
+    def __call__(self, progress, row) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(
+                total=progress.total, initial=progress.skipped, unit="run", file=sys.stderr, dynamic_ncols=True, mininterval=0.2
+            )
+            self.shown = progress.skipped
+        now = progress.skipped + progress.done + progress.failed
+        self.bar.set_postfix_str(f"{progress.done} done, {progress.failed} failed, {progress.running} running", refresh=False)
+        self.bar.update(now - self.shown)
+        self.shown = now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _means_table(df: pd.DataFrame) -> str:
+    from engine.runs.sweep import kpi_columns, parameter_columns, setting_means
+
+    means = setting_means(df)
+    shown = [*parameter_columns(df), "runs", *[c for c in kpi_columns(df) if c in means.columns]]
+    limit = 60
+    text = means[shown].head(limit).to_string(index=False, float_format=lambda x: f"{x:.2f}")
+    return text + (f"\n... {len(means) - limit} more points in the dataset" if len(means) > limit else "")
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    """The ``sweep`` subcommand: validate everything, then run on a LocalCluster (or --scheduler)."""
-    from engine.runs.sweep import plan_sweep, run_plan, sweep_to_parquet  # dask is imported only for sweeps
+    """The ``sweep`` subcommand: validate everything (file, every point, the output directory), then run and keep each run."""
+    import logging
+
+    from engine.runs.sweep import SweepRun, plan_sweep  # dask is imported only for sweeps
 
     try:
         if args.workers is not None and args.workers < 0:
             raise ParamError("--workers", f"{args.workers} is not allowed; allowed: >= 0 (0 runs in this process)")
-        plan = plan_sweep(load_scenario(args.scenario), _parse_grid(args.grid), _parse_seeds(args.seeds), until=args.until)
+        if args.workers is not None and args.scheduler is not None:
+            raise ParamError("--workers", "is for the LocalCluster; allowed: --workers or --scheduler, not both")
+        spec = _sweep_spec(args)
+        sweep_plan = plan_sweep(spec)
+        out = args.out
+        if out is None and not args.grid and args.sweep is not None and spec.source is not None:
+            out = Path("out") / "sweeps" / spec.name
+        bar = _Bar(enabled=not args.no_progress)
+        runner = SweepRun(sweep_plan, out, on_progress=bar)
+        to_run = runner.to_run()
     except (InputError, ParamError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"sweep of {plan.scenario_name}: {len(plan.combinations)} settings x {len(plan.seeds)} seeds = {len(plan)} runs", flush=True)
-    if args.scheduler is None and args.workers == 0:
-        df = run_plan(plan)
-    else:
-        from distributed import Client, LocalCluster
-
-        if args.scheduler is not None:
-            with Client(args.scheduler) as client:
-                df = run_plan(plan, client)
+    n_points = len(sweep_plan.points)
+    print(
+        f"sweep {spec.name} of {spec.scenario.name}: {spec.design} design, {n_points} points x {len(spec.seeds)} seeds = "
+        f"{len(sweep_plan)} runs" + (f"; {len(sweep_plan) - len(to_run)} kept in {out}, {len(to_run)} to run" if out is not None else ""),
+        flush=True,
+    )
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # a worker lost mid-sweep is retried; say so once at the end
+    try:
+        if not to_run or (args.scheduler is None and args.workers == 0):  # nothing to submit: no cluster
+            df = runner.run()
         else:
-            n = args.workers or min(4, os.cpu_count() or 1)
-            with (
-                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-                Client(cluster) as client,
-            ):
-                df = run_plan(plan, client)
-    with pd.option_context("display.width", 200, "display.max_columns", None, "display.max_rows", 500):
-        print(df.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
-    if args.out is not None:
-        sweep_to_parquet(df, args.out)
-        print(f"wrote {args.out}")
+            from distributed import Client, LocalCluster
+
+            if args.scheduler is not None:
+                try:
+                    client = Client(args.scheduler, timeout="10s")
+                except (OSError, TimeoutError) as e:
+                    print(
+                        f"error: --scheduler {args.scheduler}: cannot connect ({e}); allowed: the address `dask scheduler` prints",
+                        file=sys.stderr,
+                    )
+                    return 2
+                with client:
+                    runner.client = client
+                    df = runner.run()
+            else:
+                n = args.workers or min(4, os.cpu_count() or 1)
+                with (
+                    LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+                    Client(cluster) as client,
+                ):
+                    runner.client = client
+                    df = runner.run()
+    except KeyboardInterrupt:
+        bar.close()
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        p = runner.progress
+        where = f" are kept in {out}; run the same command again to finish the rest" if out is not None else " were not kept (no --out)"
+        print(f"interrupted: {p.skipped + p.done} of {p.total} runs{where}", file=sys.stderr, flush=True)
+        return 130
+    bar.close()
+    p = runner.progress
+    print(f"{p.done} runs done, {p.skipped} kept from before, {p.failed} failed, in {p.elapsed:.1f} s")
+    if len(df):
+        with pd.option_context("display.width", 200, "display.max_columns", None):
+            print(_means_table(df))
+    if out is not None:
+        print(f"dataset: {out} ({len(df)} runs of this sweep)")
+    if runner.errors:
+        first = next(iter(runner.errors.values())).strip().splitlines()[-1]
+        print(f"error: {len(runner.errors)} runs failed (rerun to retry them); the first: {first}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -198,18 +294,31 @@ def main(argv: list[str] | None = None) -> int:
     exp = sub.add_parser("export", help="export a session file as one self-contained HTML page (plots, timeline, KPIs, events)")
     exp.add_argument("recording", type=Path)
     exp.add_argument("--html", type=Path, required=True, metavar="OUT.html")
-    swp = sub.add_parser("sweep", help="run a parameter grid x seeds on Dask and print (or write) one row per run")
-    swp.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
-    swp.add_argument(
-        "--grid", action="append", default=[], metavar="NAME=V1,V2", help="values of one parameter, e.g. autoscaler.MAX_WORKERS=5,10,20"
+    swp = sub.add_parser(
+        "sweep",
+        help="run a sweep file (data/sweeps/) or a scenario's --grid on Dask, keeping each run as it completes",
+        description="A sweep file (a path, or a name in data/sweeps/) or a scenario with --grid. Runs kept in the output "
+        "directory are not run again: rerun the same command after an interruption.",
     )
-    swp.add_argument("--seeds", default="1", help="comma-separated seeds (default: 1)")
-    swp.add_argument("--until", type=float, default=None, help="simulated seconds per run (default: run.duration)")
+    swp.add_argument("sweep", help="a sweep file or its name in data/sweeps/; or a scenario (file or name) with --grid")
+    swp.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="with a scenario: values of one parameter, e.g. autoscaler.MAX_WORKERS=5,10,20",
+    )
+    swp.add_argument("--seeds", default=None, help="with a scenario: comma-separated seeds (default: 1)")
+    swp.add_argument("--until", type=float, default=None, help="with a scenario: simulated seconds per run (default: run.duration)")
+    swp.add_argument("--kpis", default=None, help="with a scenario: comma-separated summary figures (default: every numeric one)")
     swp.add_argument(
         "--workers", type=int, default=None, help="worker processes of the LocalCluster (default: up to 4; 0 runs in this process)"
     )
-    swp.add_argument("--scheduler", default=None, metavar="ADDRESS", help="address of a running Dask scheduler (no LocalCluster)")
-    swp.add_argument("--out", type=Path, default=None, help="write the table as Parquet")
+    swp.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://HOST:8786 (no LocalCluster)"
+    )
+    swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
+    swp.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.cmd == "sweep":
         return _sweep(args)

@@ -1,218 +1,414 @@
-"""Parameter sweeps: one headless run per (grid combination x seed), in-process or on Dask.
+"""Parameter sweeps: one headless run per (design point x seed), in-process or on any Dask cluster, resumable.
 
 ```python
-from engine.sweep import sweep
-df = sweep("default", {"autoscaler.MAX_WORKERS": [5, 10, 20], "workload.rate": [2, 4]}, seeds=[1, 2, 3])
-df = sweep("default", grid, seeds, client=distributed.Client(...))   # the same DataFrame, on a cluster
+from engine.sweep import load_sweep, run_sweep, read_sweep
+spec = load_sweep("band-and-cap")                      # data/sweeps/band-and-cap.yaml, validated whole
+df = run_sweep(spec, out="out/sweeps/band-and-cap")    # in-process; client=distributed.Client(...) for a cluster
+df = read_sweep("out/sweeps/band-and-cap")             # the dataset, later or from another process
+df = sweep("default", {"autoscaler.MAX_WORKERS": [5, 10]}, seeds=[1, 2])   # a quick grid, in memory
 ```
 
-The whole grid is validated before anything runs: every key names a ``section.NAME`` of the scenario,
-every value is coerced and range-checked by :mod:`engine.params`, and every combination passes the
-sections' cross-field rules (MIN_AVG_TIME < MAX_AVG_TIME ...). Workers receive plain data (the
-scenario as a dict, the seed, the horizon) and build their own :class:`~engine.simulation.Simulation`,
-so a run on a cluster gives exactly the rows of a serial run, in grid order.
+Everything is validated before anything runs: the sweep file (:mod:`engine.runs.spec`) and then every point
+of its design as a scenario, so a combination the sections refuse (MIN_AVG_TIME above MAX_AVG_TIME) is named
+with its point. Workers receive plain data (the point's scenario as a dict, the seed, the horizon) and build
+their own :class:`~engine.sim.simulation.Simulation`, so a run's row depends only on the run, never on the
+worker count or the order of completion. With ``out``, each finished run is kept in a
+:class:`~engine.runs.dataset.SweepDataset` as it completes, keyed by a hash of its scenario, seed, horizon and
+the software version; a rerun skips the runs already kept.
 """
 
 from __future__ import annotations
 
-import itertools
+import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from engine.core.params import ParamError, coerce, split_key
+from engine.core.params import split_key
+from engine.runs.dataset import SweepDataset, rows_table
+from engine.runs.spec import SweepError, SweepSpec, kpi_names, load_sweep, sweep_from_dict
 from engine.sim.registry import SECTION_CLASSES
-from engine.sim.run import RunParams
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 from engine.sim.simulation import Simulation
 
 if TYPE_CHECKING:
     from distributed import Client
 
-SWEEP_FORMAT = "scalelab-sweep"
-SWEEP_VERSION = 1
-_PARQUET_KEY = b"scalelab"
 
-#: summary() figures a sweep reports by default (numbers only; ``summary()`` has a few more).
-DEFAULT_METRICS: tuple[str, ...] = (
-    "jobs_arrived",
-    "jobs_completed",
-    "queue_at_end",
-    "wait_p50",
-    "wait_p95",
-    "wait_p99",
-    "vm_hours",
-    "scale_outs",
-    "scale_ins",
-    "master_recoveries",
-    "share_outside_band",
-    "max_active_workers",
-)
-#: Grid keys a sweep cannot vary: the seed is the ``seeds`` argument.
-_NOT_IN_GRID = ("run.seed",)
+def _software_version() -> str:
+    try:
+        return metadata.version("scalelab")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+#: Part of every run's key: a new release reruns everything rather than mix results of two engines.
+SOFTWARE_VERSION = _software_version()
+#: Columns that describe how a run went rather than what it gave (they differ between two runs of the same point).
+TIMING_COLUMNS = ("wall_seconds", "cpu_seconds")
+#: Columns after the KPIs, in this order.
+BOOK_COLUMNS = ("run_key", *TIMING_COLUMNS, "version", "scenario_json", "recording")
 
 
 @dataclass(frozen=True)
 class SweepTask:
     """One run, as plain data a Dask worker can rebuild it from."""
 
-    index: int
+    key: str
+    point: int
+    values: dict[str, Any]
     scenario: dict[str, Any]
     seed: int
-    until: float | None
-    metrics: tuple[str, ...]
+    until: float
+    kpis: tuple[str, ...]
+    keep_recording: bool = False
 
 
 @dataclass
 class SweepPlan:
-    """A validated sweep: the combinations in grid order, times the seeds, ready to run anywhere."""
+    """A validated sweep expanded into runs: the design's points in order, each once per seed."""
 
-    scenario_name: str
-    grid: dict[str, list[Any]]
-    seeds: list[int]
-    until: float | None
-    metrics: tuple[str, ...]
-    combinations: list[dict[str, Any]] = field(default_factory=list)
-    tasks: list[SweepTask] = field(default_factory=list)
+    spec: SweepSpec
+    points: list[dict[str, Any]]
+    tasks: list[SweepTask]
+    schema: pa.Schema
 
     def __len__(self) -> int:
         return len(self.tasks)
 
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
-def _as_scenario(scenario: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
-    if isinstance(scenario, Scenario):
-        return scenario
-    if isinstance(scenario, Mapping):
-        return Scenario.from_dict(dict(scenario), origin="sweep scenario")
-    return load_scenario(scenario)
-
-
-def _check_values(key: str, values: Any) -> list[Any]:
-    """Coerce and range-check the values of one grid key; raise :class:`ParamError` naming it."""
-    if "." not in key:
-        raise ParamError(key, "grid keys are section.NAME, e.g. autoscaler.MAX_WORKERS")
-    if key in _NOT_IN_GRID:
-        raise ParamError(key, "is not a grid parameter; allowed: pass seeds=[...] to sweep over seeds")
-    section, name = split_key(key, SECTION_CLASSES)
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence) or len(values) == 0:
-        raise ParamError(key, f"{values!r} is not allowed; allowed: a non-empty list of values")
-    probe = SECTION_CLASSES[section]()
-    coerced = [coerce(probe, name, v, field=key) for v in values]
-    seen = [json.dumps(v, sort_keys=True) for v in coerced]
-    if len(set(seen)) != len(seen):
-        raise ParamError(key, f"{list(values)!r} repeats a value; allowed: distinct values")
-    return coerced
+    def manifest(self) -> dict[str, Any]:
+        """What a dataset of this sweep records about it (reruns into the same directory must match its columns)."""
+        return {
+            "name": self.spec.name,
+            "scenario": self.spec.scenario.name,
+            "parameters": self.spec.parameters,
+            "kpis": list(self.spec.kpis),
+            "seeds": list(self.spec.seeds),
+            "until": self.spec.until,
+            "spec": self.spec.describe(),
+            "software_version": SOFTWARE_VERSION,
+        }
 
 
-def _check_seeds(seeds: Sequence[int]) -> list[int]:
-    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or len(seeds) == 0:
-        raise ParamError("seeds", f"{seeds!r} is not allowed; allowed: a non-empty list of integers")
-    probe = RunParams()
-    out = [coerce(probe, "seed", s, field="seeds") for s in seeds]
-    if len(set(out)) != len(out):
-        raise ParamError("seeds", f"{list(seeds)!r} repeats a seed; allowed: distinct seeds")
+def run_key(scenario: Mapping[str, Any], seed: int, until: float, version: str = SOFTWARE_VERSION) -> str:
+    """The identity of a run: a hash of its scenario's values (not its name), seed, horizon and the software version."""
+    values = {k: v for k, v in scenario.items() if k not in ("name", "description")}
+    text = json.dumps({"scenario": values, "seed": seed, "until": until, "version": version}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _arrow_type(values: Sequence[Any], integer: bool = False) -> pa.DataType:
+    sample = values[0] if values else None
+    if isinstance(sample, bool):
+        return pa.bool_()
+    if integer or isinstance(sample, int):
+        return pa.int64()
+    if isinstance(sample, float):
+        return pa.float64()
+    return pa.string()
+
+
+def _cell(value: Any) -> Any:
+    # list-valued parameters (steps, crash times) become JSON text: a Parquet-friendly scalar
+    return json.dumps(value) if isinstance(value, list | dict) else value
+
+
+def plan_sweep(spec: SweepSpec) -> SweepPlan:
+    """Expand a spec into runs, checking every point as a scenario; raise :class:`SweepError` naming the point."""
+    base = spec.scenario.to_dict()
+    horizon = spec.until if spec.until is not None else float(spec.scenario.build_sections()["run"].duration)
+    points = spec.points()
+    tasks: list[SweepTask] = []
+    checked: dict[str, dict[str, Any]] = {}  # a point repeated by a random design is checked once
+    for i, values in enumerate(points):
+        ident = json.dumps(values, sort_keys=True, default=str)
+        if ident not in checked:
+            data = json.loads(json.dumps(base))
+            for key, value in {**spec.fixed, **values}.items():
+                section, name = split_key(key, SECTION_CLASSES)
+                data.setdefault(section, {})[name] = value
+            label = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "no parameters"
+            try:
+                checked[ident] = Scenario.from_dict(data, origin="").to_dict()
+            except ScenarioError as e:  # the sections' cross-field rules, on this combination
+                raise SweepError(f"{spec.origin}: point {i} ({label}): {str(e).removeprefix(': ')}") from None
+        for seed in spec.seeds:
+            scenario = checked[ident]
+            tasks.append(SweepTask(run_key(scenario, seed, horizon), i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings))
+    kpi_types = kpi_names(spec.scenario)
+    fields = [pa.field("run_key", pa.string()), pa.field("point", pa.int64())]
+    for axis in spec.axes:
+        fields.append(pa.field(axis.key, _arrow_type([_cell(v) for v in axis.values or ()], integer=axis.integer)))
+    fields.append(pa.field("seed", pa.int64()))
+    kpi_arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
+    fields += [pa.field(k, kpi_arrow[kpi_types[k]]) for k in spec.kpis]
+    fields += [pa.field(c, pa.float64()) for c in TIMING_COLUMNS]
+    fields += [pa.field("version", pa.string()), pa.field("scenario_json", pa.string()), pa.field("recording", pa.string())]
+    return SweepPlan(spec, points, tasks, pa.schema(fields))
+
+
+def run_task(task: SweepTask) -> dict[str, Any]:
+    """Run one sweep task (on a Dask worker or in-process): its KPIs, wall and CPU seconds, and its recording if kept."""
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    sim = Simulation(Scenario.from_dict(task.scenario, origin="sweep task"), seed=task.seed)
+    sim.advance(task.until)
+    summary = sim.summary()
+    out: dict[str, Any] = {k: summary[k] for k in task.kpis}
+    out["wall_seconds"] = time.perf_counter() - wall0
+    out["cpu_seconds"] = time.process_time() - cpu0
+    out["recording"] = json.dumps(sim.recording()) if task.keep_recording else None
     return out
 
 
-def _check_metrics(metrics: Sequence[str], scenario: Scenario) -> tuple[str, ...]:
-    known = [k for k, v in Simulation(scenario).summary().items() if isinstance(v, int | float | str) and not isinstance(v, bool)]
-    if isinstance(metrics, str) or not metrics:
-        raise ParamError("metrics", f"{metrics!r} is not allowed; allowed: a non-empty list from {', '.join(known)}")
-    for m in metrics:
-        if m not in known or m in ("seed", "scenario"):
-            raise ParamError(
-                "metrics", f"{m!r} is not a summary figure; allowed: {', '.join(k for k in known if k not in ('seed', 'scenario'))}"
+def _row(task: SweepTask, result: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"run_key": task.key, "point": task.point}
+    row.update({k: _cell(v) for k, v in task.values.items()})
+    row["seed"] = task.seed
+    for k in task.kpis:
+        v = result[k]
+        row[k] = v.item() if isinstance(v, np.generic) else v
+    row.update({k: result[k] for k in TIMING_COLUMNS})
+    row.update(version=SOFTWARE_VERSION, scenario_json=json.dumps(task.scenario, sort_keys=True), recording=result.get("recording"))
+    return row
+
+
+@dataclass
+class SweepProgress:
+    """Where a sweep stands: runs skipped (kept from before), done, failed and running, and an estimate of what is left."""
+
+    total: int
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    interrupted: bool = False
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.skipped - self.done - self.failed
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def eta_seconds(self) -> float:
+        """Seconds left at the pace so far (NaN before the first run of this session ends)."""
+        finished = self.done + self.failed
+        return self.elapsed / finished * self.remaining if finished else math.nan
+
+    def line(self) -> str:
+        eta = "" if math.isnan(self.eta_seconds) or self.finished else f", ETA {self.eta_seconds:.0f} s"
+        kept = f" ({self.skipped} kept from before)" if self.skipped else ""
+        return f"{self.skipped + self.done} of {self.total} done{kept}, {self.failed} failed, {self.running} running{eta}"
+
+
+ProgressCallback = Callable[[SweepProgress, dict[str, Any] | None], None]
+
+
+class SweepRun:
+    """One execution of a plan: in-process or on a ``distributed.Client``, appending to a dataset, stoppable from another thread."""
+
+    def __init__(
+        self, plan: SweepPlan, out: str | Path | None = None, client: Client | None = None, on_progress: ProgressCallback | None = None
+    ):
+        self.plan = plan
+        self.dataset = SweepDataset(out) if out is not None else None
+        self.client = client
+        self.on_progress = on_progress
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.errors: dict[str, str] = {}
+        self.progress = SweepProgress(total=len(plan))
+        self._stop = threading.Event()
+        self._futures: list[Any] = []
+        if self.dataset is not None:  # refuse a directory of another sweep now, before anything runs
+            self.dataset.check_compatible(plan.manifest())
+
+    def stop(self) -> None:
+        """Stop submitting and cancel what is queued; runs already finished stay kept."""
+        self._stop.set()
+        if self.client is not None and self._futures:
+            self.client.cancel(self._futures)
+
+    def _report(self, row: dict[str, Any] | None = None) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress, row)
+
+    def _finished(self, task: SweepTask, result: dict[str, Any]) -> None:
+        row = _row(task, result)
+        if self.dataset is not None:
+            self.dataset.append(task.key, rows_table([row], self.plan.schema))
+        self.rows[task.key] = row
+        self.progress.done += 1
+
+    def _failed(self, task: SweepTask, error: str) -> None:
+        self.errors[task.key] = error
+        if self.dataset is not None:
+            self.dataset.record_failure(
+                task.key, {"run_key": task.key, "point": task.point, "values": task.values, "seed": task.seed, "error": error}
             )
-    return tuple(metrics)
+        self.progress.failed += 1
+
+    def to_run(self) -> list[SweepTask]:
+        """The runs not kept in the dataset yet, once each (a point a random design repeats is one run)."""
+        done = self.dataset.done_keys() if self.dataset is not None else set()
+        return list({t.key: t for t in self.plan.tasks if t.key not in done}.values())
+
+    def run(self) -> pd.DataFrame:
+        """Run what is not kept yet and return every run of the plan that has a row, in plan order."""
+        plan, ds = self.plan, self.dataset
+        try:
+            if ds is not None:
+                ds.open_for_writing(plan.manifest())
+            todo = self.to_run()
+            runs = {t.key for t in plan.tasks}  # progress counts distinct runs (a repeated point runs once)
+            self.progress.total = len(runs)
+            self.progress.skipped = len(runs - {t.key for t in todo})
+            self._report()
+            try:
+                if self.client is None:
+                    self._run_here(todo)
+                else:
+                    self._run_on(self.client, todo)
+            except KeyboardInterrupt:
+                self.progress.interrupted = True
+                self.stop()
+                raise
+            self.progress.finished = not self._stop.is_set()
+            self.progress.interrupted = self._stop.is_set()
+            self.progress.running = 0
+            self._report()
+            if ds is not None and self.progress.finished and not self.errors:
+                ds.compact()
+            return self.frame()
+        finally:
+            if ds is not None:
+                ds.close()
+
+    def _run_here(self, todo: list[SweepTask]) -> None:
+        for task in todo:
+            if self._stop.is_set():
+                return
+            self.progress.running = 1
+            self._report()
+            try:
+                result = run_task(task)
+            except Exception:  # noqa: BLE001 - a run that raises is noted and the sweep goes on
+                self._failed(task, traceback.format_exc(limit=-3))
+            else:
+                self._finished(task, result)
+            self.progress.running = 0
+            self._report(self.rows.get(task.key))
+
+    def _run_on(self, client: Client, todo: list[SweepTask]) -> None:
+        from distributed import as_completed
+
+        # deterministic keys: the scheduler sees the same run under the same name, whoever submits it
+        futures = {client.submit(run_task, t, key=f"scalelab-run-{t.key}", pure=False): t for t in todo}
+        self._futures = list(futures)
+        outstanding = len(futures)
+        threads = max(1, sum(client.nthreads().values()))
+        self.progress.running = min(outstanding, threads)
+        self._report()
+        try:
+            for future in as_completed(futures):
+                if self._stop.is_set():
+                    break
+                task = futures[future]
+                if future.status == "finished":
+                    self._finished(task, future.result())
+                elif future.status == "error":
+                    exc = future.exception()
+                    self._failed(task, f"{type(exc).__name__}: {exc}")
+                else:  # cancelled by a stop
+                    continue
+                future.release()
+                outstanding -= 1
+                threads = max(1, sum(client.nthreads().values()))  # workers come and go; more queued runs than threads wait
+                self.progress.running = min(outstanding, threads)
+                self._report(self.rows.get(task.key))
+        finally:
+            pending = [f for f in futures if not f.done()]
+            if pending:
+                client.cancel(pending)
+
+    def frame(self) -> pd.DataFrame:
+        """The plan's runs that have a row (new, or kept from before), in plan order; ``point`` is this plan's index."""
+        kept: dict[str, dict[str, Any]] = {}
+        if self.dataset is not None and (self.dataset.root / "runs").is_dir():
+            table = self.dataset.read_table()
+            if table.num_rows:
+                kept = {r["run_key"]: r for r in table.to_pylist()}
+        rows = []
+        for task in self.plan.tasks:
+            row = self.rows.get(task.key) or kept.get(task.key)
+            if row is not None:
+                rows.append({**row, "point": task.point})
+        df = pa.Table.from_pylist(rows, schema=self.plan.schema).to_pandas()
+        df = df[["point", *[c for c in df.columns if c not in ("point", *BOOK_COLUMNS)], *BOOK_COLUMNS]]
+        df.attrs.update({k: v for k, v in self.plan.manifest().items()})
+        return df
 
 
-def plan_sweep(
+def run_sweep(
+    spec: SweepSpec | str | Path,
+    out: str | Path | None = None,
+    client: Client | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> pd.DataFrame:
+    """Run a sweep (a spec, or a sweep file's path or name) and return one row per run in design order.
+
+    With ``out`` every finished run is kept in that directory as it completes, and runs kept there before
+    are not run again. The rows are the same on any cluster, with any number of workers, or in-process.
+    """
+    if not isinstance(spec, SweepSpec):
+        spec = load_sweep(spec)
+    return SweepRun(plan_sweep(spec), out, client, on_progress).run()
+
+
+def grid_spec(
     scenario: Scenario | str | Path | Mapping[str, Any],
     grid: Mapping[str, Sequence[Any]],
     seeds: Sequence[int],
     until: float | None = None,
-    metrics: Sequence[str] = DEFAULT_METRICS,
-) -> SweepPlan:
-    """Validate a sweep and expand it into tasks; raise :class:`ParamError` / :class:`ScenarioError` first.
-
-    Combinations follow the grid's key order (the last key varies fastest) and each is run once per seed.
-    """
-    base = _as_scenario(scenario)
+    kpis: Sequence[str] | None = None,
+) -> SweepSpec:
+    """A full-grid sweep from arguments rather than a file (the CLI's ``--grid`` form, notebooks)."""
     if not isinstance(grid, Mapping):
-        raise ParamError("grid", "must be a mapping of section.NAME to a list of values")
-    present = base.build_sections()
-    checked: dict[str, list[Any]] = {}
-    for key, values in grid.items():
-        values = _check_values(str(key), values)
-        section = split_key(key, SECTION_CLASSES)[0]
-        if section not in present:
-            raise ParamError(key, f"section {section!r} is not part of scenario {base.name!r}; allowed sections: {', '.join(present)}")
-        checked[str(key)] = values
-    seed_list = _check_seeds(seeds)
-    if until is not None:
-        if isinstance(until, bool) or not isinstance(until, int | float) or not math.isfinite(until) or until <= 0:
-            raise ParamError("until", f"{until!r} is not allowed; allowed: a number of simulated seconds > 0, or None for run.duration")
-        until = float(until)
-    plan = SweepPlan(base.name, checked, seed_list, until, _check_metrics(metrics, base))
-    for combo in itertools.product(*checked.values()):
-        values = dict(zip(checked, combo, strict=True))
-        data = base.to_dict()
-        for key, value in values.items():
-            section, name = split_key(key, SECTION_CLASSES)
-            data.setdefault(section, {})[name] = value
-        label = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "no grid"
-        # the cross-field rules of every section, on this combination (raises ScenarioError)
-        scenario_data = Scenario.from_dict(data, origin=f"sweep combination ({label})").to_dict()
-        plan.combinations.append(values)
-        for seed in seed_list:
-            plan.tasks.append(SweepTask(len(plan.tasks), scenario_data, seed, until, plan.metrics))
-    return plan
-
-
-def run_task(task: SweepTask) -> dict[str, Any]:
-    """Run one sweep task (on a Dask worker or in-process) and return its summary figures."""
-    sim = Simulation(Scenario.from_dict(task.scenario, origin="sweep task"), seed=task.seed)
-    sim.advance(task.until if task.until is not None else sim.sections["run"].duration)
-    summary = sim.summary()
-    return {m: summary[m] for m in task.metrics}
-
-
-def _column(values: list[Any]) -> list[Any]:
-    # list-valued parameters (steps, crash times) are shown as JSON text: a Parquet-friendly scalar
-    return [json.dumps(v) if isinstance(v, list) else v for v in values]
-
-
-def run_plan(plan: SweepPlan, client: Client | None = None) -> pd.DataFrame:
-    """Run a validated plan on ``client`` (a ``distributed.Client``) or, without one, in-process."""
-    if client is None:
-        results = [run_task(t) for t in plan.tasks]
+        raise SweepError("grid: must be a mapping of section.NAME to a list of values")
+    if isinstance(scenario, Scenario):
+        scenario_data: Any = scenario.to_dict()
+    elif isinstance(scenario, Mapping):
+        scenario_data = dict(scenario)
     else:
-        futures = client.map(run_task, plan.tasks, pure=False)
-        results = client.gather(futures)
-    n_seeds = len(plan.seeds)
-    columns: dict[str, list[Any]] = {}
-    for key in plan.grid:
-        columns[key] = _column([plan.combinations[t.index // n_seeds][key] for t in plan.tasks])
-    columns["seed"] = [t.seed for t in plan.tasks]
-    for m in plan.metrics:
-        columns[m] = [r[m] for r in results]
-    df = pd.DataFrame(columns)
-    df.attrs.update(
-        {
-            "format": SWEEP_FORMAT,
-            "version": SWEEP_VERSION,
-            "scenario": plan.scenario_name,
-            "grid": {k: _column(v) for k, v in plan.grid.items()},
-            "seeds": list(plan.seeds),
-            "until": plan.until,
-        }
-    )
-    return df
+        loaded = load_scenario(scenario)
+        scenario_data = loaded.to_dict()
+    data = {
+        "name": f"{scenario_data.get('name', 'sweep')}-grid",
+        "scenario": scenario_data,
+        "parameters": {k: list(v) if isinstance(v, list | tuple) else v for k, v in grid.items()},
+        "seeds": list(seeds) if isinstance(seeds, list | tuple) else seeds,
+        "until": until,
+        "kpis": list(kpis) if kpis is not None else None,
+    }
+    return sweep_from_dict(data, origin="sweep")
 
 
 def sweep(
@@ -221,55 +417,59 @@ def sweep(
     seeds: Sequence[int],
     until: float | None = None,
     client: Client | None = None,
-    metrics: Sequence[str] = DEFAULT_METRICS,
+    kpis: Sequence[str] | None = None,
+    out: str | Path | None = None,
 ) -> pd.DataFrame:
-    """One row per (grid combination x seed): the parameter values, ``seed``, and the run's summary figures.
+    """One row per (grid combination x seed): ``point``, the parameter values, ``seed``, the KPIs, and how the run went.
 
-    The grid values are scenario values (in force from t=0); ``until`` defaults to each run's
-    ``run.duration``. The result is the same DataFrame, in grid order, with or without a ``client``.
+    The grid values are scenario values (in force from t=0); ``until`` defaults to ``run.duration``; the
+    KPIs default to every numeric figure of the world's ``summary()``.
     """
-    return run_plan(plan_sweep(scenario, grid, seeds, until=until, metrics=metrics), client)
-
-
-def sweep_to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write a sweep result as Parquet, its description (format, version, grid, seeds) in the file's metadata."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    meta = {"format": SWEEP_FORMAT, "version": SWEEP_VERSION, **{k: v for k, v in df.attrs.items() if k not in ("format", "version")}}
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _PARQUET_KEY: json.dumps(meta).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-    return path
+    return run_sweep(grid_spec(scenario, grid, seeds, until=until, kpis=kpis), out=out, client=client)
 
 
 def read_sweep(path: str | Path) -> pd.DataFrame:
-    """Read a sweep written by :func:`sweep_to_parquet`; raise :class:`ScenarioError` on another file."""
-    import pyarrow.parquet as pq
+    """Read a sweep's dataset directory (raises :class:`SweepError` on anything else)."""
+    return SweepDataset(path).read()
 
-    path = Path(path)
-    try:
-        table = pq.read_table(path)
-    except (OSError, ValueError) as e:
-        raise ScenarioError(f"{path}: not a readable Parquet file ({e})") from None
-    raw = (table.schema.metadata or {}).get(_PARQUET_KEY)
-    meta = json.loads(raw) if raw else {}
-    if meta.get("format") != SWEEP_FORMAT:
-        raise ScenarioError(f"{path}: format: {meta.get('format')!r} is not allowed; allowed: {SWEEP_FORMAT!r}")
-    if meta.get("version") != SWEEP_VERSION:
-        raise ScenarioError(f"{path}: version: {meta.get('version')!r} is not supported; allowed: {SWEEP_VERSION}")
-    df = table.to_pandas()
-    df.attrs.clear()
-    df.attrs.update(meta)
-    return df
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its timing columns: what two runs of the same sweep must agree on exactly."""
+    return df.drop(columns=[c for c in TIMING_COLUMNS if c in df.columns])
+
+
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """The swept parameters' columns (``section.NAME``) of a sweep frame."""
+    names = df.attrs.get("parameters")
+    return [c for c in names if c in df.columns] if names else [c for c in df.columns if "." in c]
+
+
+def kpi_columns(df: pd.DataFrame) -> list[str]:
+    """The KPI columns of a sweep frame."""
+    names = df.attrs.get("kpis")
+    if names:
+        return [c for c in names if c in df.columns]
+    skip = {"point", "seed", *BOOK_COLUMNS, *parameter_columns(df)}
+    return [c for c in df.columns if c not in skip]
 
 
 def setting_means(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean of every figure over the seeds, one row per grid combination (grid order kept)."""
-    keys = [c for c in df.attrs.get("grid", {}) if c in df.columns]
-    figures = [c for c in df.columns if c not in keys and c != "seed" and pd.api.types.is_numeric_dtype(df[c])]
-    if not keys:
-        return df[figures].mean().to_frame().T
-    return df.groupby(keys, sort=False, dropna=False)[figures].mean().reset_index()
+    """Mean of every numeric KPI over the seeds, one row per point (design order kept), with ``runs`` per point."""
+    figures = [c for c in kpi_columns(df) if pd.api.types.is_numeric_dtype(df[c])]
+    keys = ["point", *parameter_columns(df)]
+    grouped = df.groupby(keys, sort=False, dropna=False)
+    out = grouped[figures].mean().reset_index()
+    out.insert(len(keys), "runs", grouped.size().to_numpy())
+    out.attrs.update(df.attrs)
+    return out
+
+
+def pareto_front(df: pd.DataFrame, x: str, y: str) -> pd.Series:
+    """True for rows no other row beats on both ``x`` and ``y`` (both minimised; ties kept; NaN rows never on it)."""
+    xs, ys = df[x].to_numpy(dtype=float), df[y].to_numpy(dtype=float)
+    ok = ~(np.isnan(xs) | np.isnan(ys))
+    on = np.zeros(len(df), dtype=bool)
+    for i in np.flatnonzero(ok):
+        dominated = ok & (xs <= xs[i]) & (ys <= ys[i]) & ((xs < xs[i]) | (ys < ys[i]))
+        on[i] = not dominated.any()
+    return pd.Series(on, index=df.index, name="on_front")
