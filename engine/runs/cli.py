@@ -257,8 +257,13 @@ def _sweep(args: argparse.Namespace) -> int:
         bar.close()
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         p = runner.progress
-        where = f" are kept in {out}; run the same command again to finish the rest" if out is not None else " were not kept (no --out)"
-        print(f"interrupted: {p.skipped + p.done} of {p.total} runs{where}", file=sys.stderr, flush=True)
+        if runner.dataset is not None:  # count what is on disk: a run may have been written just as the signal came
+            kept = len(runner.dataset.done_keys() & {t.key for t in sweep_plan.tasks})
+            print(
+                f"interrupted: {kept} of {p.total} runs are kept in {out}; run the same command again to finish the rest", file=sys.stderr
+            )
+        else:
+            print(f"interrupted: {p.done} of {p.total} runs were done and not kept (no --out)", file=sys.stderr)
         return 130
     bar.close()
     p = runner.progress

@@ -151,13 +151,13 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
             scenario = checked[ident]
             tasks.append(SweepTask(run_key(scenario, seed, horizon), i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings))
     kpi_types = kpi_names(spec.scenario)
-    fields = [pa.field("run_key", pa.string()), pa.field("point", pa.int64())]
+    fields = [pa.field("point", pa.int64())]
     for axis in spec.axes:
         fields.append(pa.field(axis.key, _arrow_type([_cell(v) for v in axis.values or ()], integer=axis.integer)))
     fields.append(pa.field("seed", pa.int64()))
     kpi_arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
     fields += [pa.field(k, kpi_arrow[kpi_types[k]]) for k in spec.kpis]
-    fields += [pa.field(c, pa.float64()) for c in TIMING_COLUMNS]
+    fields += [pa.field("run_key", pa.string()), *(pa.field(c, pa.float64()) for c in TIMING_COLUMNS)]
     fields += [pa.field("version", pa.string()), pa.field("scenario_json", pa.string()), pa.field("recording", pa.string())]
     return SweepPlan(spec, points, tasks, pa.schema(fields))
 
@@ -362,7 +362,6 @@ class SweepRun:
             if row is not None:
                 rows.append({**row, "point": task.point})
         df = pa.Table.from_pylist(rows, schema=self.plan.schema).to_pandas()
-        df = df[["point", *[c for c in df.columns if c not in ("point", *BOOK_COLUMNS)], *BOOK_COLUMNS]]
         df.attrs.update({k: v for k, v in self.plan.manifest().items()})
         return df
 

@@ -141,7 +141,9 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_cli_bad_sweep_file_exits_2_with_one_line_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"scenario": "default", "parameters": {"autoscaler.MIN_AVG_TIME": [10, 40], "autoscaler.MAX_AVG_TIME": [30]}}))
+    bad.write_text(
+        yaml.safe_dump({"scenario": "default", "parameters": {"autoscaler.MIN_AVG_TIME": [10, 40], "autoscaler.MAX_AVG_TIME": [30]}})
+    )
     broken = tmp_path / "broken.yaml"
     broken.write_text("scenario: default\nparameters: {autoscaler.MAX_WORKERS: [1, 2\n")
     for args in ([str(bad)], [str(broken)], [str(bad), "--workers", "-1"], ["quick-look", "--seeds", "1,2"]):
