@@ -14,6 +14,7 @@ import param
 
 from dashboard.controls import SectionControls
 from dashboard.session import ComparePair, LiveSession
+from dashboard.sweeps import SweepExplorer
 from dashboard.views import KpiRow, RunView, TimeSeriesViews
 from engine import SCHEDULER_PRESETS, InputError, ParamError, Scenario, parse_recording
 
@@ -264,6 +265,7 @@ class Dashboard(pn.viewable.Viewer):
             ("Live", pn.Column(self.views.layout, pn.pane.Markdown("### Event log"), self.events.pane, sizing_mode="stretch_width")),
             ("Placement", pn.Column(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
             ("Compare", self.compare.layout),
+            ("Sweeps", SweepExplorer(self.session, on_open=lambda: setattr(self.tabs, "active", 0))),
             dynamic=False,
             sizing_mode="stretch_width",
         )
