@@ -112,11 +112,11 @@ def run_key(scenario: Mapping[str, Any], seed: int, until: float, version: str =
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _arrow_type(values: Sequence[Any], integer: bool = False) -> pa.DataType:
+def _arrow_type(values: Sequence[Any]) -> pa.DataType:
     sample = values[0] if values else None
     if isinstance(sample, bool):
         return pa.bool_()
-    if integer or isinstance(sample, int):
+    if isinstance(sample, int):
         return pa.int64()
     if isinstance(sample, float):
         return pa.float64()
@@ -153,7 +153,11 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     kpi_types = kpi_names(spec.scenario)
     fields = [pa.field("point", pa.int64())]
     for axis in spec.axes:
-        fields.append(pa.field(axis.key, _arrow_type([_cell(v) for v in axis.values or ()], integer=axis.integer)))
+        if axis.discrete:
+            kind = _arrow_type([_cell(v) for v in axis.values or ()])
+        else:  # a continuous range: integers for an Integer parameter, floats otherwise
+            kind = pa.int64() if axis.integer else pa.float64()
+        fields.append(pa.field(axis.key, kind))
     fields.append(pa.field("seed", pa.int64()))
     kpi_arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
     fields += [pa.field(k, kpi_arrow[kpi_types[k]]) for k in spec.kpis]

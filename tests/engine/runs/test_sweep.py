@@ -236,6 +236,23 @@ def test_a_worker_killed_mid_run_gets_its_run_resubmitted(resumable_file, uninte
     pd.testing.assert_frame_equal(comparable(df), comparable(uninterrupted), check_exact=True)
 
 
+def test_a_latin_hypercube_sweep_runs_and_keeps_its_sampled_values(tmp_path):
+    data = {
+        "scenario": "default",
+        "until": 300,
+        "design": {"kind": "lhs", "runs": 5, "seed": 3},
+        "seeds": [1],
+        "parameters": {"autoscaler.MAX_WORKERS": {"range": [2, 20]}, "autoscaler.MAX_AVG_TIME": {"range": [20, 90], "log": True}},
+        "kpis": ["wait_p95", "vm_hours"],
+    }
+    spec = sweep_from_dict(data, origin="lhs.yaml")
+    df = run_sweep(spec, out=tmp_path / "lhs")
+    back = read_sweep(tmp_path / "lhs")
+    pd.testing.assert_frame_equal(back, df, check_exact=True)
+    assert df["autoscaler.MAX_WORKERS"].dtype == "int64" and df["autoscaler.MAX_AVG_TIME"].dtype == "float64"
+    assert [{k: r[k] for k in spec.parameters} for r in df.to_dict("records")] == spec.points()
+
+
 def test_a_failed_run_is_noted_the_sweep_goes_on_and_a_rerun_retries_it(tmp_path):
     trace = tmp_path / "trace.csv"
     source = Path(__file__).resolve().parents[3] / "data" / "traces" / "azure-functions-2021" / "Azure2021_200.csv"
