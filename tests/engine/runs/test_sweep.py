@@ -3,6 +3,7 @@ and in-process, interrupted sweeps resumed to the uninterrupted dataset, a kille
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -339,6 +340,49 @@ def test_cli_grid_form_on_a_scheduler_writes_a_dataset_that_reads_back_equal(tmp
     assert r.returncode == 0, r.stderr
     assert "4 points x 2 seeds = 8 runs" in r.stdout and "wait_p95" in r.stdout
     pd.testing.assert_frame_equal(comparable(read_sweep(out)), comparable(serial), check_exact=True)
+
+
+def test_the_readme_commands_dask_scheduler_and_dask_worker_run_the_same_sweep_unchanged(tmp_path, uninterrupted, resumable_file):
+    """What the README says for many machines, on this one: `dask scheduler`, `dask worker`, then --scheduler."""
+    bindir = Path(sys.executable).parent
+    info = tmp_path / "scheduler.json"
+    procs = [
+        subprocess.Popen(
+            [str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        procs.append(
+            subprocess.Popen(
+                [str(bindir / "dask"), "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=tmp_path,
+            )
+        )
+        import distributed
+
+        with distributed.Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        out = tmp_path / "ds"
+        r = _cli(str(resumable_file), "--out", str(out), "--scheduler", address, "--no-progress", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert "12 runs done, 0 kept from before, 0 failed" in r.stdout
+        pd.testing.assert_frame_equal(comparable(read_sweep(out)), comparable(uninterrupted), check_exact=True)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def test_cli_bad_grid_or_scheduler_exits_2_with_one_line(tmp_path):
