@@ -3,12 +3,13 @@ click one on the Pareto plot, and open it as the live session with that point's 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 from panel.io.state import state
-from panel.tests.util import serve_component, wait_until
+from panel.tests.util import run_panel_serve, serve_component, wait_for_regex, wait_until
 from playwright.sync_api import expect
 
 from dashboard.sweeps import EXPLORERS
@@ -46,13 +47,23 @@ JS_POINTS = """() => {
 }"""
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.fixture
-def served(page, tmp_path, monkeypatch):
+def sweep_dirs(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """A folder with the test's sweep file and an empty output folder, named to the explorer by environment."""
     sweeps, out = tmp_path / "sweeps", tmp_path / "out"
     sweeps.mkdir()
     (sweeps / "browser-sweep.yaml").write_text(yaml.safe_dump(SWEEP, sort_keys=False))
     monkeypatch.setenv("SCALELAB_SWEEPS_DIR", str(sweeps))
     monkeypatch.setenv("SCALELAB_SWEEPS_OUT", str(out))
+    return sweeps, out
+
+
+@pytest.fixture
+def served(page, sweep_dirs):
+    _, out = sweep_dirs
     made: list[Dashboard] = []
     page.set_viewport_size({"width": 1500, "height": 1300})
 
@@ -116,3 +127,19 @@ def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_pa
     page.screenshot(path=str(artifacts / "dashboard-sweep-point-live.png"), full_page=True)
     assert not [m.text for m in messages if m.type == "error"]
     assert Path(explorer.out_root) == out
+
+
+def test_panel_serve_starts_a_sweep_from_the_tab_on_its_own_localcluster(page, sweep_dirs):
+    """`panel serve dashboard/app.py` (as `make serve` runs it): the tab's LocalCluster workers start and the points arrive."""
+    _, out = sweep_dirs
+    args = ["dashboard/app.py", "--port", "0", "--address", "127.0.0.1"]
+    with run_panel_serve(args, cwd=ROOT) as proc:
+        port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded")
+        page.locator(".bk-tab", has_text="Sweeps").click()
+        page.locator(".sweep-start .bk-btn").first.click()
+        page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=120000)
+        assert not errors, errors
+    assert len(list((out / "browser-sweep" / "runs").glob("*.parquet"))) >= 1
