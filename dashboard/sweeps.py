@@ -183,20 +183,8 @@ class SweepExplorer(pn.viewable.Viewer):
             pn.Column(self.status, self.progress, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
-        self.axes = pn.Row(
-            *(
-                pn.widgets.Select.from_param(self.param[n], width=170)
-                for n in ("x_kpi", "y_kpi", "heat_x", "heat_y", "heat_kpi", "box_kpi")
-            ),
-            sizing_mode="stretch_width",
-        )
-        self.layout = pn.Column(
-            self.controls,
-            self.alert,
-            self.axes,
-            pn.Row(self.plots, pn.Column(self.point_info, pn.widgets.Select.from_param(self.param.open_seed), self.open_button, width=320)),
-            sizing_mode="stretch_width",
-        )
+        self.body = pn.Column(sizing_mode="stretch_width")  # axes, plots and the point panel: built with the first data
+        self.layout = pn.Column(self.controls, self.alert, self.body, sizing_mode="stretch_width")
         self.refresh_datasets()
         EXPLORERS.add(self)
 
@@ -350,8 +338,23 @@ class SweepExplorer(pn.viewable.Viewer):
         self._recompute()
         self._build_plots()
 
+    def _build_body(self) -> None:
+        """The axis selectors, the plots and the point panel: only once there is a sweep to show (a lighter page until then)."""
+        if len(self.body):
+            return
+        axes = pn.Row(
+            *(
+                pn.widgets.Select.from_param(self.param[n], width=170)
+                for n in ("x_kpi", "y_kpi", "heat_x", "heat_y", "heat_kpi", "box_kpi")
+            ),
+            sizing_mode="stretch_width",
+        )
+        point = pn.Column(self.point_info, pn.widgets.Select.from_param(self.param.open_seed), self.open_button, width=320)
+        self.body[:] = [axes, pn.Row(self.plots, point)]
+
     def _build_plots(self) -> None:
         """New DynamicMaps for the chosen axes (data updates go through the pipe and keep zoom and selection)."""
+        self._build_body()
         if not self.x_kpi or not self.y_kpi:
             self.plots[:] = [pn.pane.Markdown("This sweep has no numeric KPI to plot.")]
             return
