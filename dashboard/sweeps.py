@@ -314,6 +314,8 @@ class SweepExplorer(pn.viewable.Viewer):
             self.runs = pd.concat([self.runs, pd.DataFrame(rows)], ignore_index=True) if len(self.runs) else pd.DataFrame(rows)
             self._recompute()
             self.pipe.send(self.runs)
+            if len(self.plots) > 1:
+                self.heat_pane.object, self.box_pane.object = self._heatmap(), self._boxes()
         self.progress.max = max(1, progress.total)
         self.progress.value = progress.skipped + progress.done + progress.failed
         self.status.object = f"**{self.sweep_name}**: {progress.line()}"
@@ -368,12 +370,11 @@ class SweepExplorer(pn.viewable.Viewer):
             title=f"{self.sweep_name}: {self.y_kpi} vs {self.x_kpi}, mean per point (front in red)",
             show_legend=False,
         )
-        heat = hv.DynamicMap(self._heatmap, streams=[self.pipe])
-        box = hv.DynamicMap(self._boxes, streams=[self.pipe])
-        self.plots[:] = [
-            pn.pane.HoloViews(pareto, css_classes=["sweep-pareto"], linked_axes=False),
-            pn.Row(pn.pane.HoloViews(heat, linked_axes=False), pn.pane.HoloViews(box, linked_axes=False)),
-        ]
+        # categorical axes (grid values, point labels) grow as points arrive, which a DynamicMap's axes do not follow:
+        # these two are redrawn whole when runs arrive (a few dozen cells or boxes)
+        self.heat_pane = pn.pane.HoloViews(self._heatmap(), linked_axes=False)
+        self.box_pane = pn.pane.HoloViews(self._boxes(), linked_axes=False)
+        self.plots[:] = [pn.pane.HoloViews(pareto, css_classes=["sweep-pareto"], linked_axes=False), pn.Row(self.heat_pane, self.box_pane)]
 
     def _singles(self, data: pd.DataFrame | None) -> hv.Scatter:
         df = self.runs if data is None else data
@@ -403,7 +404,7 @@ class SweepExplorer(pn.viewable.Viewer):
             framewise=True,
         )
 
-    def _heatmap(self, data: pd.DataFrame | None) -> hv.Element:
+    def _heatmap(self) -> hv.Element:
         m, hx, hy, k = self.means, self.heat_x, self.heat_y, self.heat_kpi
         opts = {
             "width": 420,
@@ -412,7 +413,6 @@ class SweepExplorer(pn.viewable.Viewer):
             "colorbar": True,
             "tools": ["hover"],
             "title": f"mean {k}",
-            "framewise": True,
         }
         if not hx or not k or hx == hy:
             return hv.Points(pd.DataFrame({"x": [], "y": []}), ["x", "y"]).opts(
@@ -426,15 +426,13 @@ class SweepExplorer(pn.viewable.Viewer):
             return hv.HeatMap(cells, [hx, hy], k).opts(**opts)
         return hv.Points(m, [hx, hy], [k, "label"]).opts(color=k, size=12, **opts)  # sampled designs: one dot per point
 
-    def _boxes(self, data: pd.DataFrame | None) -> hv.BoxWhisker:
+    def _boxes(self) -> hv.BoxWhisker:
         df, k = self.runs, self.box_kpi
         title = f"{k} over seeds, per point"
         if not len(df) or not k:
             return hv.BoxWhisker(pd.DataFrame({"point": [], k or "kpi": []}), "point", k or "kpi").opts(width=460, height=340, title=title)
         frame = pd.DataFrame({"point": "#" + df["point"].astype(str), k: df[k].astype(float), "order": df["point"]}).sort_values("order")
-        return hv.BoxWhisker(frame, "point", k).opts(
-            width=460, height=340, title=title, xrotation=90, box_fill_color=POINT_COLOR, framewise=True
-        )
+        return hv.BoxWhisker(frame, "point", k).opts(width=460, height=340, title=title, xrotation=90, box_fill_color=POINT_COLOR)
 
     # -- a point -----------------------------------------------------------------------------------
     def _selected(self, index: list[int]) -> None:

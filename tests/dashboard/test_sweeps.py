@@ -47,8 +47,15 @@ def test_a_sweep_in_the_tab_fills_means_front_and_plots_and_is_kept(tmp_path):
     assert len(e.runs) == 4 and list(e.means["point"]) == [0, 1] and (e.means["runs"] == 2).all()
     assert e.progress.value == e.progress.max == 4 and "finished" in e.status.object
     assert e.x_kpi == "vm_hours" and e.y_kpi == "wait_p95" and e.heat_x == "autoscaler.MAX_WORKERS"
-    pareto = hv.render(e.plots[0].object, backend="bokeh")  # the plot renders with the data it got
-    assert pareto is not None
+    # what the three plots draw: every run and point, the front, one cell per grid pair, one box per point
+    pareto = hv.render(e.plots[0].object, backend="bokeh")
+    drawn = {(type(r.glyph).__name__, len(next(iter(r.data_source.data.values())))) for r in pareto.renderers}
+    assert ("Scatter", 4) in drawn and ("Scatter", 2) in drawn  # the runs, the points
+    assert any(kind == "Line" and n >= e.means["on_front"].sum() for kind, n in drawn)  # the front, as steps
+    heat = hv.render(e.heat_pane.object, backend="bokeh")
+    assert [len(r.data_source.data["wait_p95"]) for r in heat.renderers if "wait_p95" in r.data_source.data] == [2]
+    box = e.box_pane.object
+    assert sorted(box.data["point"].unique()) == ["#0", "#1"] and len(box.data) == 4
     points = e._points(e.runs)
     assert len(points) == 2 and set(points.data["on_front"]) <= {True, False}
     assert e.means["on_front"].any()
