@@ -157,7 +157,9 @@ def _sweep_spec(args: argparse.Namespace):
                 raise SweepError(f"{flag}: only with a scenario and --grid; a sweep file ({path}) names its own")
         return load_sweep(path)
     kpis = _parse_list(args.kpis, "--kpis") if args.kpis is not None else None
-    return grid_spec(load_scenario(args.sweep), _parse_grid(args.grid), _parse_list(args.seeds or "1", "--seeds"), until=args.until, kpis=kpis)
+    return grid_spec(
+        load_scenario(args.sweep), _parse_grid(args.grid), _parse_list(args.seeds or "1", "--seeds"), until=args.until, kpis=kpis
+    )
 
 
 class _Bar:

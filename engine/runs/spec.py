@@ -18,7 +18,7 @@ kpis: [wait_p95, vm_hours, jobs_completed]              # summary() figures (def
 keep_recordings: false            # keep each run's recording, so the dashboard opens it as recorded
 ```
 
-Files are read with ``yaml.safe_load``; any error is one :class:`SweepError` line naming the file, the field
+Files are read strictly (:func:`engine.core.inputs.load_yaml`: a safe loader, no aliases or duplicate keys); any error is one :class:`SweepError` line naming the file, the field
 (or the point) and what is allowed. :meth:`SweepSpec.points` expands the design; :mod:`engine.runs.sweep`
 turns points x seeds into runs.
 """
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 import param
-import yaml
 
+from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, coerce, split_key, tunable_names
 from engine.sim.registry import SECTION_CLASSES
 from engine.sim.run import RunParams
@@ -160,8 +160,8 @@ def sweep_path(path_or_name: str | Path) -> Path | None:
     for p in candidates:
         if p.is_file():
             try:
-                data = yaml.safe_load(p.read_text())
-            except (OSError, yaml.YAMLError):
+                data = load_yaml(read_bytes(p, "sweep YAML"), str(p))
+            except InputError:
                 return p if p.parent == SWEEP_DIR else None  # a broken file in data/sweeps/ is a sweep file; say why later
             return p if isinstance(data, dict) and "scenario" in data else None
     return None
@@ -174,12 +174,10 @@ def load_sweep(path_or_name: str | Path) -> SweepSpec:
         path = SWEEP_DIR / f"{path_or_name}.yaml"
     if not path.is_file():
         raise SweepError(f"{path}: no such sweep file; sweeps in {SWEEP_DIR}: {', '.join(list_sweeps()) or 'none'}")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise SweepError(f"{path}:{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    try:  # strictly, as scenarios are read: UTF-8, no aliases, no duplicate keys, bounded size and depth
+        data = load_yaml(read_bytes(path, "sweep YAML"), str(path))
+    except InputError as e:
+        raise SweepError(str(e)) from None
     return sweep_from_dict(data, origin=str(path), source=path)
 
 
