@@ -309,6 +309,7 @@ class SweepExplorer(pn.viewable.Viewer):
         bg = self.running
         if bg is None:
             return
+        finished = bg.finished  # read before the rows: once it is set, every row and the last progress are in
         rows, progress = bg.poll()
         if rows:
             self.runs = pd.concat([self.runs, pd.DataFrame(rows)], ignore_index=True) if len(self.runs) else pd.DataFrame(rows)
@@ -319,7 +320,7 @@ class SweepExplorer(pn.viewable.Viewer):
         self.progress.max = max(1, progress.total)
         self.progress.value = progress.skipped + progress.done + progress.failed
         self.status.object = f"**{self.sweep_name}**: {progress.line()}"
-        if bg.finished:
+        if finished:
             self.running = None
             self.start_button.disabled, self.stop_button.disabled = False, True
             done = "stopped" if progress.interrupted else "finished"
