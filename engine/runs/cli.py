@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -200,6 +201,15 @@ def _means_table(df: pd.DataFrame) -> str:
     return text + (f"\n... {len(means) - limit} more points in the dataset" if len(means) > limit else "")
 
 
+def _say_interrupted(runner, sweep_plan, out: Path | None) -> None:
+    p = runner.progress
+    if runner.dataset is not None:  # count what is on disk: a run may have been written just as the signal came
+        kept = len(runner.dataset.done_keys() & {t.key for t in sweep_plan.tasks})
+        print(f"interrupted: {kept} of {p.total} runs are kept in {out}; run the same command again to finish the rest", file=sys.stderr)
+    else:
+        print(f"interrupted: {p.done} of {p.total} runs were done and not kept (no --out)", file=sys.stderr)
+
+
 def _sweep(args: argparse.Namespace) -> int:
     """The ``sweep`` subcommand: validate everything (file, every point, the output directory), then run and keep each run."""
     import logging
@@ -229,46 +239,52 @@ def _sweep(args: argparse.Namespace) -> int:
         flush=True,
     )
     logging.getLogger("distributed").setLevel(logging.ERROR)  # a worker lost mid-sweep is retried; say so once at the end
-    try:
-        if not to_run or (args.scheduler is None and args.workers == 0):  # nothing to submit: no cluster
-            df = runner.run()
-        else:
-            from distributed import Client, LocalCluster
 
-            if args.scheduler is not None:
-                try:
-                    client = Client(args.scheduler, timeout="10s")
-                except (OSError, TimeoutError) as e:
-                    print(
-                        f"error: --scheduler {args.scheduler}: cannot connect ({e}); allowed: the address `dask scheduler` prints",
-                        file=sys.stderr,
-                    )
-                    return 2
-                with client:
-                    runner.client = client
-                    df = runner.run()
+    def stop_on_ctrl_c(signum: int, frame: object) -> None:
+        # the first Ctrl-C stops the sweep cleanly (queued runs cancelled, finished ones kept); a second one quits at once
+        runner.stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGINT, stop_on_ctrl_c)
+    try:
+        try:
+            if not to_run or (args.scheduler is None and args.workers == 0):  # nothing to submit: no cluster
+                df = runner.run()
             else:
-                n = args.workers or min(4, os.cpu_count() or 1)
-                with (
-                    LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-                    Client(cluster) as client,
-                ):
-                    runner.client = client
-                    df = runner.run()
-    except KeyboardInterrupt:
+                from distributed import Client, LocalCluster
+
+                if args.scheduler is not None:
+                    try:
+                        client = Client(args.scheduler, timeout="10s")
+                    except (OSError, TimeoutError) as e:
+                        print(
+                            f"error: --scheduler {args.scheduler}: cannot connect ({e}); allowed: the address `dask scheduler` prints",
+                            file=sys.stderr,
+                        )
+                        return 2
+                    with client:
+                        runner.client = client
+                        df = runner.run()
+                else:
+                    n = args.workers or min(4, os.cpu_count() or 1)
+                    with (
+                        LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+                        Client(cluster) as client,
+                    ):
+                        runner.client = client
+                        df = runner.run()
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one while the cluster starts
         bar.close()
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        p = runner.progress
-        if runner.dataset is not None:  # count what is on disk: a run may have been written just as the signal came
-            kept = len(runner.dataset.done_keys() & {t.key for t in sweep_plan.tasks})
-            print(
-                f"interrupted: {kept} of {p.total} runs are kept in {out}; run the same command again to finish the rest", file=sys.stderr
-            )
-        else:
-            print(f"interrupted: {p.done} of {p.total} runs were done and not kept (no --out)", file=sys.stderr)
+        _say_interrupted(runner, sweep_plan, out)
         return 130
     bar.close()
     p = runner.progress
+    if p.interrupted:
+        _say_interrupted(runner, sweep_plan, out)
+        return 130
     print(f"{p.done} runs done, {p.skipped} kept from before, {p.failed} failed, in {p.elapsed:.1f} s")
     if len(df):
         with pd.option_context("display.width", 200, "display.max_columns", None):

@@ -241,15 +241,14 @@ class SweepRun:
         self.errors: dict[str, str] = {}
         self.progress = SweepProgress(total=len(plan))
         self._stop = threading.Event()
-        self._futures: list[Any] = []
         if self.dataset is not None:  # refuse a directory of another sweep now, before anything runs
             self.dataset.check_compatible(plan.manifest())
 
     def stop(self) -> None:
-        """Stop submitting and cancel what is queued; runs already finished stay kept."""
+        """Ask the run to stop: within a twentieth of a second what is queued is cancelled; finished runs stay kept.
+
+        Only sets a flag, so it is safe from another thread and from a signal handler (the CLI's Ctrl-C)."""
         self._stop.set()
-        if self.client is not None and self._futures:
-            self.client.cancel(self._futures)
 
     def _report(self, row: dict[str, Any] | None = None) -> None:
         if self.on_progress is not None:
@@ -326,28 +325,32 @@ class SweepRun:
 
         # deterministic keys: the scheduler sees the same run under the same name, whoever submits it
         futures = {client.submit(run_task, t, key=f"scalelab-run-{t.key}", pure=False): t for t in todo}
-        self._futures = list(futures)
         outstanding = len(futures)
         threads = max(1, sum(client.nthreads().values()))
         self.progress.running = min(outstanding, threads)
         self._report()
+        ready = as_completed(futures)
         try:
-            for future in as_completed(futures):
-                if self._stop.is_set():
-                    break
-                task = futures[future]
-                if future.status == "finished":
-                    self._finished(task, future.result())
-                elif future.status == "error":
-                    exc = future.exception()
-                    self._failed(task, f"{type(exc).__name__}: {exc}")
-                else:  # cancelled by a stop
+            # poll rather than block in Dask, so a stop (Ctrl-C included) is seen at once, not after the next run ends
+            while not ready.is_empty() and not self._stop.is_set():
+                batch = ready.next_batch(block=False)
+                if not batch:
+                    self._stop.wait(0.05)
                     continue
-                future.release()
-                outstanding -= 1
-                threads = max(1, sum(client.nthreads().values()))  # workers come and go; more queued runs than threads wait
-                self.progress.running = min(outstanding, threads)
-                self._report(self.rows.get(task.key))
+                for future in batch:
+                    task = futures[future]
+                    if future.status == "finished":
+                        self._finished(task, future.result())
+                    elif future.status == "error":
+                        exc = future.exception()
+                        self._failed(task, f"{type(exc).__name__}: {exc}")
+                    else:  # cancelled
+                        continue
+                    future.release()
+                    outstanding -= 1
+                    threads = max(1, sum(client.nthreads().values()))  # workers come and go; more queued runs than threads wait
+                    self.progress.running = min(outstanding, threads)
+                    self._report(self.rows.get(task.key))
         finally:
             pending = [f for f in futures if not f.done()]
             if pending:
