@@ -13,7 +13,7 @@ from engine.cluster.importers.kube import KubeNodesError, kube_nodes, load_kube_
 from engine.cluster.importers.openb import OPENB_NODES, openb
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
-from engine.cluster.synth import _buckets, _prepull, cloud_regions, urban_sensing
+from engine.cluster.synth import _buckets, _prepull, cloud_regions, faas_edge, urban_sensing
 from engine.core.params import ParamError
 
 
@@ -38,8 +38,8 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
     seeded = np.random.default_rng([int(rng.integers(2**63)), params.seed_offset])
     if params.topology == "cloud_regions":
         cluster = cloud_regions(params.nodes, params.regions, seeded, params.storage_nodes, params.edge_fraction)
-    elif params.topology == "urban_sensing":
-        cluster = urban_sensing(
+    elif params.topology in ("urban_sensing", "faas_edge"):
+        cluster = (urban_sensing if params.topology == "urban_sensing" else faas_edge)(
             params.cells,
             params.devices_per_cell,
             params.cloudlets,

@@ -29,6 +29,7 @@ CAPABILITY_GPU = "capability.skippy.io/nvidia-gpu"
 REGION = "topology.kubernetes.io/region"
 ZONE = "topology.kubernetes.io/zone"
 NODE_CLASS = "node.scalelab.io/class"
+NODE_DEVICE = "node.scalelab.io/device"  # a measured device type (engine.cluster.devices), for function characterisations
 GPU_MODEL = "nvidia.com/gpu.product"
 RECEIVES_FROM = "data.skippy.io/receives-from-storage/path"
 SENDS_TO = "data.skippy.io/sends-to-storage/path"
@@ -59,7 +60,8 @@ class Pod:
     """What the scheduler places: containers, labels (capability and data-locality hints), GPU needs.
 
     ``gpu_models`` lists acceptable GPU models (empty: any); ``node_labels_present`` / ``_absent`` are label
-    keys a node must have / must not have.
+    keys a node must have / must not have; ``node_selector`` maps a label key to the values a node may carry
+    (Kubernetes' ``nodeSelector`` with ``In``: a node without the key is rejected).
     """
 
     name: str
@@ -69,6 +71,7 @@ class Pod:
     gpu_models: tuple[str, ...] = ()
     node_labels_present: tuple[str, ...] = ()
     node_labels_absent: tuple[str, ...] = ()
+    node_selector: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @cached_property
     def cpu_millis(self) -> int:

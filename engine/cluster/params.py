@@ -32,13 +32,13 @@ class ClusterParams(Section):
     edge_fraction = param.Number(
         0.0, bounds=(0.0, 1.0), step=0.05, doc="cloud_regions: share of nodes that are small edge sites (locality edge)."
     )
-    cells = param.Integer(6, bounds=(1, 500), doc="urban_sensing: cells of small ARM devices.")
-    devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing: devices per cell.")
-    cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing: cloudlets with accelerators, each serving some cells.")
-    cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing: VMs in the cloud region.")
-    edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing: uplink of a cell's devices, Mbit/s.")
+    cells = param.Integer(6, bounds=(1, 500), doc="urban_sensing / faas_edge: cells of small devices.")
+    devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing / faas_edge: devices per cell.")
+    cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing / faas_edge: cloudlets with accelerators, each serving some cells.")
+    cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing / faas_edge: VMs in the cloud region.")
+    edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing / faas_edge: uplink of a cell's devices, Mbit/s.")
     backbone_mbps = param.Number(
-        1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing: backbone between cloudlets and the cloud, Mbit/s."
+        1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing / faas_edge: backbone between cloudlets and the cloud, Mbit/s."
     )
     openb_nodes = param.Integer(0, bounds=(0, 1523), doc="openb: nodes taken from the 1,523 of the trace (0 = all), seeded sample.")
     kube_nodes_file = param.String(
@@ -66,7 +66,7 @@ class ClusterParams(Section):
     def check(self) -> None:
         if self.topology == "cloud_regions" and self.nodes < self.regions:
             raise ParamError("cluster.nodes", f"{self.nodes} is below regions ({self.regions}); allowed: nodes >= regions")
-        if self.topology == "urban_sensing" and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
+        if self.topology in ("urban_sensing", "faas_edge") and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
             raise ParamError("cluster.cloud_nodes", "the urban-sensing layout has no nodes; allowed: at least one node")
         if self.worker_gpu_models and self.worker_gpus <= 0:
             raise ParamError("cluster.worker_gpu_models", "set only with worker_gpus > 0; allowed: empty when no GPU is requested")

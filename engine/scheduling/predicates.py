@@ -80,9 +80,23 @@ class PodNodeLabels(Predicate):
         return ok
 
 
+class NodeSelector(Predicate):
+    """The pod's ``node_selector``: for each key, the node's value is one of the allowed ones (a function image's archs and devices)."""
+
+    name = "NodeSelector"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        if not pod.node_selector:
+            return None
+        ok = np.ones(cluster.n, dtype=bool)
+        for key, values in pod.node_selector:
+            ok &= np.logical_or.reduce([cluster.label_equals(key, v) for v in values]) if values else False
+        return ok
+
+
 def default_predicates(avoid_storage_nodes: bool = True) -> list[Predicate]:
     """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable check and the GPU/label filters."""
     predicates: list[Predicate] = [NodeUnschedulable(), PodFitsResources()]
     if avoid_storage_nodes:
         predicates.append(NodeLabelPresence([STORAGE], present=False, name="NoStorageNode"))
-    return [*predicates, GpuModel(), PodNodeLabels()]
+    return [*predicates, GpuModel(), PodNodeLabels(), NodeSelector()]
