@@ -101,3 +101,27 @@ def device_column(cluster: Cluster) -> np.ndarray:
         else:
             out[i] = "xeongpu" if cluster.gpu_capacity[i] > 0 else "xeoncpu"
     return out
+
+
+def label_devices(cluster: Cluster) -> np.ndarray:
+    """Give every node without a device label the one :func:`device_column` maps it to; returns the column.
+
+    Called by the function platform right after a cluster is built (before any placement), so that a function's
+    node selector on ``node.scalelab.io/device`` applies to every layout.
+    """
+    column = device_column(cluster)
+    codes = cluster.label_codes.get(NODE_DEVICE)
+    if codes is None:
+        codes = cluster.label_codes[NODE_DEVICE] = np.full(cluster.n, -1, dtype=np.int32)
+        cluster.label_values[NODE_DEVICE] = []
+        cluster._value_code[NODE_DEVICE] = {}
+    for i in np.flatnonzero(codes < 0):
+        codes[i] = cluster._code(NODE_DEVICE, str(column[i]))
+    cluster._mask_cache.clear()
+    return column
+
+
+def reference_speed(device: str) -> float:
+    """The job speed a node of ``device`` has by default (its kind's), against which a node's own speed is relative."""
+    shape = device_shapes().get(device)
+    return KIND_SPEED.get(shape.kind, 1.0) if shape is not None else 1.0

@@ -50,7 +50,7 @@ class Simulation:
         self.inputs: list[dict[str, Any]] = []
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
-        self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
+        self.faults = FaultSchedule(self.env, self.sections[world.faults], self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()
         self.faults.start()
 
@@ -84,7 +84,7 @@ class Simulation:
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
         applied = apply_checked(self.sections, changes, file_check=check_files)
         self.platform.params_changed(applied)
-        if any(key.startswith("faults.") for key in applied):
+        if any(key.split(".", 1)[0] in ("faults", "function_faults") for key in applied):
             self.faults.schedule()  # times added live are scheduled; removing one does not cancel it
         for key, value in applied.items():
             self.log("param", command=key, value=json.dumps(value))
