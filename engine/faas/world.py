@@ -43,6 +43,7 @@ class FunctionWorld:
 
     fault_kinds = FAULT_KINDS
     tables = TABLES
+    sample_table = "function_samples"
 
     def __init__(self, env: simpy.Environment, sections: Mapping[str, Section], recorder: Recorder, stream: Stream, log: EventLog):
         self.env = env

@@ -31,8 +31,17 @@ def _parse_set(items: list[str]) -> dict:
     return changes
 
 
-def _write_outputs(sim: Simulation, out: Path) -> None:
+def _write_outputs(sim: Simulation, out: Path) -> list[str]:
+    """Write the run's tables as Parquet, its summary and recording; returns the file names written."""
     out.mkdir(parents=True, exist_ok=True)
+    if sim.sample_table != "samples":  # the functions world: every table it records
+        names = []
+        for table in sim.tables:
+            sim.frame(table).to_parquet(out / f"{table}.parquet", index=False)
+            names.append(f"{table}.parquet")
+        (out / "summary.json").write_text(json.dumps(sim.summary(), indent=2, default=float))
+        (out / "recording.json").write_text(json.dumps(sim.recording(), indent=1))
+        return [*names, "summary.json", "recording.json"]
     sim.samples().to_parquet(out / "samples.parquet", index=False)
     sim.events().to_parquet(out / "events.parquet", index=False)
     sim.decisions().to_parquet(out / "decisions.parquet", index=False)
@@ -41,9 +50,35 @@ def _write_outputs(sim: Simulation, out: Path) -> None:
         jobs.to_parquet(out / "jobs.parquet", index=False)
     (out / "summary.json").write_text(json.dumps(sim.summary(), indent=2, default=float))
     (out / "recording.json").write_text(json.dumps(sim.recording(), indent=1))
+    return ["samples.parquet", "events.parquet", "decisions.parquet", "summary.json", "recording.json"]
+
+
+def _fmt(value: float, spec: str = ".3f") -> str:
+    return "-" if value != value else format(value, spec)
+
+
+def format_function_summary(summary: dict) -> str:
+    """The functions world's summary: totals, then one line per function (response percentiles, cold starts, replicas, statuses)."""
+    lines = [
+        f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s, world functions",
+        f"  requests {summary['requests_generated']} generated: {summary['requests_completed']} completed, "
+        f"{summary['requests_in_flight']} in flight, {summary['requests_queued']} queued, {summary['requests_rejected']} rejected"
+        f"   cold starts {summary['cold_starts']}   replica-hours {summary['replica_hours']:.2f}",
+        f"  {'function':<22} {'scaler':<18} {'p50 s':>8} {'p95 s':>8} {'p99 s':>8} {'cold':>6} {'replicas now/max/created':>24}"
+        f" {'completed':>10} {'in flight':>9} {'queued':>7} {'rejected':>8}",
+    ]
+    for name, f in summary["functions"].items():
+        replicas = f"{f['replicas_now']}/{f['replicas_max']}/{f['replicas_created']}"
+        lines.append(
+            f"  {name[:22]:<22} {f['scaler']:<18} {_fmt(f['response_p50']):>8} {_fmt(f['response_p95']):>8} {_fmt(f['response_p99']):>8}"
+            f" {f['cold_starts']:>6} {replicas:>24} {f['completed']:>10} {f['in_flight']:>9} {f['queued']:>7} {f['rejected']:>8}"
+        )
+    return "\n".join(lines)
 
 
 def format_summary(summary: dict) -> str:
+    if summary.get("world") == "functions":
+        return format_function_summary(summary)
     return "\n".join(
         [
             f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s",
@@ -166,6 +201,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(format_summary(sim.summary()))
     if args.out is not None:
-        _write_outputs(sim, args.out)
-        print(f"  wrote {args.out}/samples.parquet, events.parquet, decisions.parquet, summary.json, recording.json")
+        written = _write_outputs(sim, args.out)
+        print(f"  wrote {args.out}/{written[0]}, " + ", ".join(written[1:]))
     return 0

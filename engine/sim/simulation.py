@@ -125,9 +125,14 @@ class Simulation:
         """Rows appended to a table so far (absolute; feeds views by row offset)."""
         return self.recorder.count(table)
 
+    @property
+    def sample_table(self) -> str:
+        """The world's fixed-interval samples table (``samples``; the functions world: ``function_samples``)."""
+        return getattr(self.platform, "sample_table", "samples")
+
     def samples(self, start: int = 0) -> pd.DataFrame:
-        """Fixed-interval samples from row ``start`` on (``engine.vmworld.tables.SAMPLES``)."""
-        return self.frame("samples", start)
+        """Fixed-interval samples from row ``start`` on (``engine.vmworld.tables.SAMPLES``, ``engine.faas.tables.FUNCTION_SAMPLES``)."""
+        return self.frame(self.sample_table, start)
 
     def events(self, start: int = 0) -> pd.DataFrame:
         """The event log from row ``start`` on (``engine.core.events.EVENTS``)."""
@@ -143,7 +148,7 @@ class Simulation:
 
     @property
     def sample_count(self) -> int:
-        return self.count("samples")
+        return self.count(self.sample_table)
 
     @property
     def event_count(self) -> int:
