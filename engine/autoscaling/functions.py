@@ -17,7 +17,8 @@ Scale-per-request (public FaaS clouds) decides per request, inside the platform'
 
 faas-sim's arithmetic is reproduced while the function's ``faas_sim_exact`` is on (the default), and its oddities
 are the documented switch: (1) ``FaasRequestScaler`` scales by ``int(scale_factor / 100 * scale_max)`` replicas,
-which is 0 with its defaults (1 %, 20): it never scales unless scale_factor is raised; off, the step is at least 1;
+which is 0 with its defaults (1 %, 20): it never scales unless scale_factor is raised, and it counts executions
+started, which saturated replicas cap; off, the step is at least 1 and it counts requests arriving;
 (2) ``AverageFaasRequestScaler`` compares invocations per replica *per alert window* with a target named requests
 per second; off, per second; (3) both average scalers add ``desired - running`` replicas, ignoring those already
 starting, so they overshoot during start-up; off, they aim the total at ``desired``. faas-sim's idler never acts
@@ -157,7 +158,9 @@ class RpsThresholdScaler:
     """faas-sim's ``FaasRequestScaler``: invocations per second since the last round against ``target_rps``.
 
     At or above the threshold it adds ``step`` replicas, below it removes ``step`` (never below max(1, min)).
-    ``step = int(scale_factor / 100 * max_replicas)``; with ``faas_sim_exact`` off at least 1.
+    ``step = int(scale_factor / 100 * max_replicas)``. faas-sim counts executions *started*, which the replicas
+    cap at their capacity, so a saturated deployment never reaches the threshold; with ``faas_sim_exact`` off it
+    counts requests arriving at the gateway (as OpenFaaS' alert rule does) and the step is at least 1.
     """
 
     name = "rps_threshold"
@@ -170,8 +173,9 @@ class RpsThresholdScaler:
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         fn = self.fn
         interval = max(obs.now - self.last_time, 1e-9)
-        rps = (obs.invocations - self.last_invocations) / interval
-        self.last_invocations, self.last_time = obs.invocations, obs.now
+        count = obs.invocations if fn.faas_sim_exact else obs.arrivals
+        rps = (count - self.last_invocations) / interval
+        self.last_invocations, self.last_time = count, obs.now
         step = int(fn.scale_factor / 100 * fn.max_replicas)
         if not fn.faas_sim_exact:
             step = max(1, step)

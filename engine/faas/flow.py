@@ -189,7 +189,8 @@ class FunctionRuntime:
         self.ready: list[Replica] = []
         self.rr = 0
         self.replicas: dict[int, Replica] = {}  # every replica not removed
-        self.slots: list[tuple[float, int, Replica]] = []  # per_request: one entry per live instance, by its earliest free slot
+        self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
+        self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
         self.rows = 0  # rows appended (dispatched + rejected)
         self.c_rep: list[int] = []
         self.c_arr: list[float] = []
@@ -499,28 +500,40 @@ class RequestFlow:
         return INF
 
     def _run_per_request(self, rt: FunctionRuntime, h: float) -> float:
-        """Scale per request: a free slot of a warm instance, else block (a new instance needs the scheduler)."""
+        """Scale per request: a free slot of a warm instance (the most recently used first, so spare instances idle
+        out, as public clouds reuse warm instances), else block (a new instance needs the scheduler)."""
         buf, bi, n = rt.buf, rt.bi, len(rt.buf)
-        slots = rt.slots
+        slots, idle = rt.slots, rt.idle
         c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
         while bi < n:
             a = buf[bi]
             if a > h:
                 break
-            while slots and (slots[0][2].state not in ("starting", "running", "conceived") or slots[0][0] != slots[0][2].heap[0]):
-                heappop(slots)  # stale: the instance is gone or its key moved
-            if not slots or slots[0][0] > a:
+            while slots and slots[0][0] <= a:  # instances with a slot free by now join the idle stack, in the order they freed
+                _, _, r = heappop(slots)
+                if r.state in ("starting", "running", "conceived") and r.heap[0] <= a and r not in idle:
+                    idle.append(r)
+            while idle and (idle[-1].state not in ("starting", "running", "conceived") or idle[-1].heap[0] > a):
+                r = idle.pop()
+                if r.state in ("starting", "running", "conceived"):
+                    self._busy(rt, r)
+            if not idle:
                 rt.bi = bi
                 rt.blocked = a
                 return a
-            r = slots[0][2]
+            r = idle[-1]
             self._assign(rt, r, a, a, c_rep, c_arr, c_start, c_exec)
-            self._seq += 1
-            heapreplace(slots, (r.heap[0], self._seq, r))
+            if r.heap[0] > a:  # no free slot left
+                idle.pop()
+                self._busy(rt, r)
             rt.last_request = a
             bi += 1
         rt.bi = bi
         return INF
+
+    def _busy(self, rt: FunctionRuntime, r: Replica) -> None:
+        self._seq += 1
+        heappush(rt.slots, (r.heap[0], self._seq, r))
 
     def _assign(self, rt: FunctionRuntime, r: Replica, a: float, t: float, c_rep: Any, c_arr: Any, c_start: Any, c_exec: Any) -> float:
         """Dispatch one request (arrived at ``a``) to ``r`` at ``t``: its start, execution and end; returns the end."""
@@ -585,8 +598,7 @@ class RequestFlow:
                 self._scale((a, rt.name, before, before + 1, "per_request", "cold start: no idle warm instance"))
                 self._assign(rt, r, a, r.ready_at, rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append)
                 rt.cold.append(row)
-                self._seq += 1
-                heappush(rt.slots, (r.heap[0], self._seq, r))
+                self._busy(rt, r)
                 self._expiry(r, r.last_end)
         rt.last_request = a
         rt.bi += 1
@@ -769,8 +781,7 @@ class RequestFlow:
             self._life_row(t, r, "scheduling", "capacity freed")
         r.heap = [r.ready_at] * r.threads if r.threads else []
         if rt.per_request:
-            self._seq += 1
-            heappush(rt.slots, (r.heap[0], self._seq, r))
+            self._busy(rt, r)
         self._push(t + p.schedule_seconds, "starting", r)
         self._push(r.ready_at, "running", r)
 
