@@ -84,7 +84,13 @@ def device_node(name: str, device: str, labels: dict[str, str], registry_bandwid
     if shape.accelerator == "tpu":
         labels[CAPABILITY_TPU] = "true"
     return NodeSpec(
-        name, shape.cpus * 1000, shape.memory, labels, speed=KIND_SPEED.get(shape.kind, 1.0), gpus=gpus, registry_bandwidth=registry_bandwidth
+        name,
+        shape.cpus * 1000,
+        shape.memory,
+        labels,
+        speed=KIND_SPEED.get(shape.kind, 1.0),
+        gpus=gpus,
+        registry_bandwidth=registry_bandwidth,
     )
 
 

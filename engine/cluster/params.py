@@ -36,7 +36,9 @@ class ClusterParams(Section):
     devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing / faas_edge: devices per cell.")
     cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing / faas_edge: cloudlets with accelerators, each serving some cells.")
     cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing / faas_edge: VMs in the cloud region.")
-    edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing / faas_edge: uplink of a cell's devices, Mbit/s.")
+    edge_uplink_mbps = param.Number(
+        50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing / faas_edge: uplink of a cell's devices, Mbit/s."
+    )
     backbone_mbps = param.Number(
         1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing / faas_edge: backbone between cloudlets and the cloud, Mbit/s."
     )

@@ -70,7 +70,9 @@ class FunctionParams(Section):
     cpu_millis = param.Integer(1000, bounds=(1, 256000), doc="cpu request of a replica, millicores.")
     memory_mib = param.Integer(256, bounds=(1, 1048576), doc="memory request of a replica, MiB (a trace's memory file overrides it).")
     gpus = param.Number(1.0, bounds=(0.0, 8.0), step=0.5, doc="GPU request of a replica of a -gpu image.")
-    concurrency = param.Integer(4, bounds=(0, 4096), doc="Worker threads of a replica's watchdog (requests served at once); 0: unbounded forking.")
+    concurrency = param.Integer(
+        4, bounds=(0, 4096), doc="Worker threads of a replica's watchdog (requests served at once); 0: unbounded forking."
+    )
     load_balancer = param.Selector(
         default="round_robin", objects=["round_robin", "least_outstanding"], doc="How the gateway spreads requests over ready replicas."
     )
@@ -80,7 +82,9 @@ class FunctionParams(Section):
         doc="Function simulator: " + "; ".join(f"{k}: {c.doc}" for k, c in SIMULATORS.items()) + ".",
     )
     execution_seconds = param.Number(1.0, bounds=(0.0, 86400.0), step=0.1, doc="fixed simulator: seconds per request.")
-    startup_seconds = param.Number(0.0, bounds=(0.0, 3600.0), step=0.5, doc="fixed simulator: seconds a replica takes to start after its pull.")
+    startup_seconds = param.Number(
+        0.0, bounds=(0.0, 3600.0), step=0.5, doc="fixed simulator: seconds a replica takes to start after its pull."
+    )
     startup_profile = param.Selector(
         default=STARTUP_PROFILES[0], objects=STARTUP_PROFILES, doc="Measured start-up the replicas follow (data/faas-sim/startup.csv)."
     )
@@ -92,58 +96,94 @@ class FunctionParams(Section):
     )
     min_replicas = param.Integer(1, bounds=(0, 1000), doc="Fewest replicas (0 lets kpa, keda, scale_to_zero and per_request reach zero).")
     max_replicas = param.Integer(20, bounds=(1, 1000), doc="Most replicas (per_request: the concurrency limit on instances).")
-    scale_interval = param.Number(0.0, bounds=(0.0, 3600.0), step=1.0, doc="Seconds between two scaler rounds (0: the scaler's own default).")
+    scale_interval = param.Number(
+        0.0, bounds=(0.0, 3600.0), step=1.0, doc="Seconds between two scaler rounds (0: the scaler's own default)."
+    )
     target_rps = param.Number(20.0, bounds=(0.001, 1e6), step=1.0, doc="rps_threshold: requests per second at which it scales up.")
-    scale_factor = param.Integer(1, bounds=(0, 100), doc="rps_threshold: step in % of max_replicas (faas-sim's scale_factor; int(1% x 20) = 0).")
-    target_average_rps = param.Number(200.0, bounds=(0.001, 1e6), step=1.0, doc="average_rps: invocations per replica (per window in faas-sim).")
+    scale_factor = param.Integer(
+        1, bounds=(0, 100), doc="rps_threshold: step in % of max_replicas (faas-sim's scale_factor; int(1% x 20) = 0)."
+    )
+    target_average_rps = param.Number(
+        200.0, bounds=(0.001, 1e6), step=1.0, doc="average_rps: invocations per replica (per window in faas-sim)."
+    )
     target_queue = param.Number(75.0, bounds=(0.001, 1e6), step=1.0, doc="queue_per_replica: median requests waiting per replica.")
     tolerance = param.Number(0.1, bounds=(0.0, 1.0), step=0.01, doc="average_rps / queue_per_replica: no scaling within this ratio of 1.")
     target_utilization = param.Integer(50, bounds=(1, 100), doc="hpa: target cpu use in % of the cpu request.")
-    target_concurrency = param.Integer(0, bounds=(0, 4096), doc="kpa: containerConcurrency (0: the replica's worker threads); target = this x kpa.target_percentage.")
+    target_concurrency = param.Integer(
+        0, bounds=(0, 4096), doc="kpa: containerConcurrency (0: the replica's worker threads); target = this x kpa.target_percentage."
+    )
     target_keda_queue = param.Number(20.0, bounds=(0.001, 1e6), step=1.0, doc="keda: waiting requests per replica (AverageValue).")
     drain_band_low = param.Number(10.0, bounds=(0.0, 3600.0), step=1.0, doc="queue_drain: lower end of the drain-time band (s).")
     drain_band_high = param.Number(30.0, bounds=(0.0, 3600.0), step=1.0, doc="queue_drain: upper end of the drain-time band (s).")
-    idle_timeout = param.Number(300.0, bounds=(0.0, 86400.0), step=10.0, doc="scale_to_zero: idle seconds before zero; per_request: before an instance expires.")
-    faas_sim_exact = param.Boolean(True, doc="Reproduce faas-sim's scaler arithmetic (step 0 by default, per-window averages, pending ignored).")
+    idle_timeout = param.Number(
+        300.0, bounds=(0.0, 86400.0), step=10.0, doc="scale_to_zero: idle seconds before zero; per_request: before an instance expires."
+    )
+    faas_sim_exact = param.Boolean(
+        True, doc="Reproduce faas-sim's scaler arithmetic (step 0 by default, per-window averages, pending ignored)."
+    )
     # -- requests
-    rate = param.Number(10.0, bounds=(0.0, 1e6), step=1.0, doc="Requests per second (the base of every shape; for a trace a multiple of its intensity).")
-    arrival = param.Selector(default="poisson", objects=list(ARRIVALS), doc="Arrival process: poisson, constant (evenly spaced) or trace replay.")
+    rate = param.Number(
+        10.0, bounds=(0.0, 1e6), step=1.0, doc="Requests per second (the base of every shape; for a trace a multiple of its intensity)."
+    )
+    arrival = param.Selector(
+        default="poisson", objects=list(ARRIVALS), doc="Arrival process: poisson, constant (evenly spaced) or trace replay."
+    )
     diurnal_amplitude = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="Diurnal sine: relative swing of the rate (0: off).")
     diurnal_period = param.Number(3600.0, bounds=(60.0, 604800.0), step=60.0, doc="Diurnal sine: seconds per cycle.")
     steps = param.List(default=[], doc="Steps: [time s, multiple] pairs, each holding until the next (empty: off).")
     burst_factor = param.Number(1.0, bounds=(1.0, 1000.0), step=0.5, doc="Bursts: rate multiple during a burst (1: off).")
     burst_every = param.Number(600.0, bounds=(1.0, 86400.0), step=10.0, doc="Bursts: seconds between burst starts.")
     burst_duration = param.Number(60.0, bounds=(1.0, 86400.0), step=5.0, doc="Bursts: seconds a burst lasts (the end of each period).")
-    walk_sigma = param.Number(0.0, bounds=(0.0, 10.0), step=0.05, doc="Gaussian random walk of the rate multiple: sigma per 10 s window (0: off).")
+    walk_sigma = param.Number(
+        0.0, bounds=(0.0, 10.0), step=0.05, doc="Gaussian random walk of the rate multiple: sigma per 10 s window (0: off)."
+    )
     walk_max = param.Number(3.0, bounds=(0.0, 1000.0), step=0.5, doc="Random walk: the multiple stays in [0, walk_max].")
-    trace_file = param.String("", doc="trace: the invocations file (azure2019 per-minute counts or azure2021 per invocation), relative to data/traces.")
+    trace_file = param.String(
+        "", doc="trace: the invocations file (azure2019 per-minute counts or azure2021 per invocation), relative to data/traces."
+    )
     trace_format = param.Selector(default="azure2019", objects=["azure2019", "azure2021"], doc="trace: the file's format.")
-    trace_function = param.String("", doc="trace: the trace function(s) mapped onto this deployment (HashFunction prefix or '#row'; 2021: func or app prefix).")
+    trace_function = param.String(
+        "", doc="trace: the trace function(s) mapped onto this deployment (HashFunction prefix or '#row'; 2021: func or app prefix)."
+    )
     trace_speedup = param.Number(1.0, bounds=(0.001, 1e6), step=1.0, doc="trace: trace seconds replayed per simulated second.")
     trace_loop = param.Boolean(False, doc="trace: start over at the end.")
-    trace_durations_file = param.String("", doc="trace simulator, azure2019: the durations file (empty: durations.csv beside the invocations).")
+    trace_durations_file = param.String(
+        "", doc="trace simulator, azure2019: the durations file (empty: durations.csv beside the invocations)."
+    )
     trace_memory_file = param.String("", doc="azure2019: a memory file; the replica's memory request becomes the app's AverageAllocatedMb.")
 
     def check(self) -> None:
         key = type(self).key
         if self.min_replicas > self.max_replicas:
-            raise ParamError(f"{key}.min_replicas", f"{self.min_replicas} exceeds max_replicas ({self.max_replicas}); allowed: <= max_replicas")
+            raise ParamError(
+                f"{key}.min_replicas", f"{self.min_replicas} exceeds max_replicas ({self.max_replicas}); allowed: <= max_replicas"
+            )
         if self.scaler in NEEDS_ONE and self.min_replicas < 1:
-            raise ParamError(f"{key}.min_replicas", f"the {self.scaler} scaler needs a replica to measure; allowed: >= 1 (or scaler kpa, keda, scale_to_zero, per_request)")
+            raise ParamError(
+                f"{key}.min_replicas",
+                f"the {self.scaler} scaler needs a replica to measure; allowed: >= 1 (or scaler kpa, keda, scale_to_zero, per_request)",
+            )
         if not self.images:
             raise ParamError(f"{key}.images", "empty; allowed: at least one image of data/faas-sim/images.csv")
         if self.burst_duration > self.burst_every:
-            raise ParamError(f"{key}.burst_duration", f"{self.burst_duration:g} exceeds burst_every ({self.burst_every:g}); allowed: <= burst_every")
+            raise ParamError(
+                f"{key}.burst_duration", f"{self.burst_duration:g} exceeds burst_every ({self.burst_every:g}); allowed: <= burst_every"
+            )
         if self.drain_band_low >= self.drain_band_high:
             raise ParamError(f"{key}.drain_band_low", "must be below drain_band_high; allowed: drain_band_low < drain_band_high")
         last = -math.inf
         for i, pair in enumerate(self.steps):
             ok = isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(v, int | float) for v in pair)
             if not ok or pair[0] < 0 or pair[1] < 0 or pair[0] <= last:
-                raise ParamError(f"{key}.steps[{i}]", f"{pair!r} is not allowed; allowed: [time, multiple] with times >= 0 increasing, multiples >= 0")
+                raise ParamError(
+                    f"{key}.steps[{i}]", f"{pair!r} is not allowed; allowed: [time, multiple] with times >= 0 increasing, multiples >= 0"
+                )
             last = pair[0]
         if (self.arrival == "trace" or self.simulator == "trace") and not self.trace_file.strip():
-            raise ParamError(f"{key}.trace_file", "the trace arrival and simulator need a trace file; allowed: a CSV path relative to data/traces or absolute")
+            raise ParamError(
+                f"{key}.trace_file",
+                "the trace arrival and simulator need a trace file; allowed: a CSV path relative to data/traces or absolute",
+            )
 
     @property
     def label(self) -> str:
@@ -174,7 +214,9 @@ class FunctionFaultParams(Section):
 
     key = "function_faults"
 
-    node_drain_at = param.List(default=[], item_type=(int, float), doc="Simulated times (s) at which the busiest node is cordoned and drained.")
+    node_drain_at = param.List(
+        default=[], item_type=(int, float), doc="Simulated times (s) at which the busiest node is cordoned and drained."
+    )
     node_drain_rate = param.Number(0.0, bounds=(0.0, 100.0), step=0.1, doc="Random node drains per simulated hour.")
 
     def check(self) -> None:

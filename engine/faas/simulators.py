@@ -102,4 +102,3 @@ class TraceSimulator(MeasuredSimulator):
 
 #: The simulators a function can name (``fnN.simulator``).
 SIMULATORS: dict[str, type[FunctionSimulator]] = {"measured": MeasuredSimulator, "fixed": FixedSimulator, "trace": TraceSimulator}
-

@@ -15,7 +15,12 @@ from typing import Any
 
 from engine.core import filecache
 from engine.core.params import ParamError
-from engine.workload.traces.azure2019 import azure2019_durations_path, read_azure2019_durations, read_azure2019_invocations, read_azure2019_memory
+from engine.workload.traces.azure2019 import (
+    azure2019_durations_path,
+    read_azure2019_durations,
+    read_azure2019_invocations,
+    read_azure2019_memory,
+)
 from engine.workload.traces.common import TraceError, resolve_trace_path
 from engine.workload.traces.model import Durations
 from engine.workload.traces.replay import load_durations, load_trace
@@ -48,7 +53,12 @@ def load_function_trace(section: Any) -> FunctionTrace:
         memory = None
         if s.trace_memory_file:
             if s.trace_format != "azure2019":
-                raise TraceError(s.trace_memory_file, "", "a memory file goes with an azure2019 trace; allowed: trace_format azure2019", "trace_memory_file")
+                raise TraceError(
+                    s.trace_memory_file,
+                    "",
+                    "a memory file goes with an azure2019 trace; allowed: trace_format azure2019",
+                    "trace_memory_file",
+                )
             memory = _memory_2019(s.trace_file, s.trace_function, s.trace_memory_file)
     except TraceError as e:
         field = e.field if "." not in e.field else e.field.split(".", 1)[1]
@@ -76,7 +86,12 @@ def _memory_2019(trace: str, function: str, memory_file: str) -> float:
     def build() -> float:
         inv = read_azure2019_invocations(path, function)
         if not inv.apps:
-            raise TraceError(path, "column 'HashApp'", "missing; allowed: an invocations file with HashApp to join the memory file on", "trace_memory_file")
+            raise TraceError(
+                path,
+                "column 'HashApp'",
+                "missing; allowed: an invocations file with HashApp to join the memory file on",
+                "trace_memory_file",
+            )
         return max(read_azure2019_memory(mpath, inv.apps).values())
 
     return filecache.cached("fn-memory2019", mpath, (str(path), function), build)

@@ -54,7 +54,9 @@ class FunctionWorld:
         self.slots = [k for k in FUNCTION_SLOTS if k in sections]
         if not self.slots:
             raise ParamError("fn1", "the functions world needs at least one function; allowed: a section fn1 (.. fn6)")
-        self.placement = PlacementService(sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history)
+        self.placement = PlacementService(
+            sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
+        )
         self.flow = RequestFlow(sections, self.slots, self.placement, load_measurements(), recorder, stream)
         recorder.provide_columns(INVOCATIONS, self.invocation_columns)
         for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
@@ -121,7 +123,9 @@ class FunctionWorld:
         try:
             index = self.placement.node_position(node)
         except (KeyError, IndexError):
-            raise ParamError("fault.node", f"{node!r} is not a node; allowed: a node name or a position 0..{self.placement.cluster.n - 1}") from None
+            raise ParamError(
+                "fault.node", f"{node!r} is not a node; allowed: a node name or a position 0..{self.placement.cluster.n - 1}"
+            ) from None
         self.placement.cluster.schedulable[index] = False
         hit = []
         for rt in self.flow.functions:

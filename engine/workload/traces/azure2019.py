@@ -64,7 +64,9 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     expected = [f"{prefix}{i}" for i in range(1, len(minute_cols) + 1)]
     if minute_cols != expected:
         gap = next(e for e, c in zip(expected, minute_cols, strict=True) if e != c)
-        raise TraceError(path, f"column {gap!r}", f"missing; allowed: minute columns '{prefix}1'..'{prefix}{len(minute_cols)}' without gaps")
+        raise TraceError(
+            path, f"column {gap!r}", f"missing; allowed: minute columns '{prefix}1'..'{prefix}{len(minute_cols)}' without gaps"
+        )
     hashes = df["HashFunction"].fillna("").astype(str).str.strip().str.lower().to_numpy()
     rows = _select_rows(hashes, function, path, "HashFunction")
     sub = df.iloc[rows]
@@ -170,6 +172,8 @@ def read_azure2019_memory(path: str | Path, apps: Sequence[str], column: str = "
     out = {}
     for app in apps:
         if app.lower() not in first:
-            raise TraceError(path, "column 'HashApp'", f"no row for app {app!r}; allowed: a memory file listing every replayed app", "trace_memory_file")
+            raise TraceError(
+                path, "column 'HashApp'", f"no row for app {app!r}; allowed: a memory file listing every replayed app", "trace_memory_file"
+            )
         out[app.lower()] = first[app.lower()]
     return out

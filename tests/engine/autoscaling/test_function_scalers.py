@@ -20,7 +20,9 @@ def fn(**values):
     return FUNCTION_SLOTS["fn1"](**values)
 
 
-def obs(now=10.0, running=1, pending=0, busy=None, queued=None, cpu=None, threads=4, gateway=0, invocations=0, last=None, avg=None, lo=1, hi=20):
+def obs(
+    now=10.0, running=1, pending=0, busy=None, queued=None, cpu=None, threads=4, gateway=0, invocations=0, last=None, avg=None, lo=1, hi=20
+):
     ready = tuple(range(running))
     return FunctionObservation(
         now=now,

@@ -22,7 +22,9 @@ def test_the_faas_edge_layout_is_seeded_and_uses_every_device_kind():
     assert a.names == b.names
     t = a.node_table()
     classes = set(t.node_class)
-    assert {"nuc", "nx", "tx2", "xeoncpu", "xeongpu", "storage"} <= classes and len(classes & {"rpi3", "rpi4", "rockpi", "coral", "nano"}) >= 3
+    assert {"nuc", "nx", "tx2", "xeoncpu", "xeongpu", "storage"} <= classes and len(
+        classes & {"rpi3", "rpi4", "rockpi", "coral", "nano"}
+    ) >= 3
     gpus = t[t.gpu_capacity > 0]
     assert set(gpus.node_class) <= {"nano", "tx2", "nx", "xeongpu"} and set(a.label_column(GPU_MODEL)[gpus.index]) <= {
         "maxwell", "pascal", "volta", "turing"

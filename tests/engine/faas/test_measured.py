@@ -13,7 +13,11 @@ from engine.faas.measured import STARTUP_HOST, load_measurements
 from engine.faas.params import FaasParams, FunctionParams
 from engine.faas.simulators import REFERENCE_PULL_BPS, MeasuredSimulator
 
-PAIRS = [("nuc", "faas-workloads/resnet-inference-cpu"), ("rpi4", "faas-workloads/speech-inference-tflite"), ("coral", "faas-workloads/mobilenet-inference-tpu")]
+PAIRS = [
+    ("nuc", "faas-workloads/resnet-inference-cpu"),
+    ("rpi4", "faas-workloads/speech-inference-tflite"),
+    ("coral", "faas-workloads/mobilenet-inference-tpu"),
+]
 
 
 def truncated_cdf(d):
@@ -37,8 +41,14 @@ def test_execution_draws_follow_the_fitted_distribution_within_the_observed_rang
 
 
 def test_a_run_on_one_device_type_executes_as_measured():
-    spec = function(function="r", images=["faas-workloads/resnet-inference-cpu"], simulator="measured", concurrency=4, rate=3.0, cpu_millis=500)
-    scen = scenario({"fn1": spec}, duration=1200.0, cluster={"topology": "faas_edge", "cells": 1, "devices_per_cell": 1, "cloudlets": 1, "cloud_nodes": 0})
+    spec = function(
+        function="r", images=["faas-workloads/resnet-inference-cpu"], simulator="measured", concurrency=4, rate=3.0, cpu_millis=500
+    )
+    scen = scenario(
+        {"fn1": spec},
+        duration=1200.0,
+        cluster={"topology": "faas_edge", "cells": 1, "devices_per_cell": 1, "cloudlets": 1, "cloud_nodes": 0},
+    )
     sim = Simulation(scen)
     sim.run()
     inv = sim.frame("invocations")

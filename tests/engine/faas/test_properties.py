@@ -91,8 +91,10 @@ def test_conservation_bounds_and_fit(slots, queue_limit, chunks, seed, topology)
     assert (done.end <= sim.now).all() and (inv[inv.status == "in_flight"].end > sim.now).all()
     assert (inv[inv.status == "rejected"].reason != "").all()
     summary = sim.summary()
-    assert summary["requests_generated"] == len(inv) == (
-        summary["requests_completed"] + summary["requests_in_flight"] + summary["requests_queued"] + summary["requests_rejected"]
+    assert (
+        summary["requests_generated"]
+        == len(inv)
+        == (summary["requests_completed"] + summary["requests_in_flight"] + summary["requests_queued"] + summary["requests_rejected"])
     )
 
     # replay of the binds and releases: never more than a node holds, and only where the image has the node's arch

@@ -66,7 +66,9 @@ def test_hpa_scale_down_waits_its_stabilization_window():
 
 
 def test_scale_to_zero_and_a_cold_start_from_zero():
-    spec = function(function="z", scaler="scale_to_zero", idle_timeout=60.0, rate=2.0, steps=[[0, 1], [200, 0], [500, 1]], startup_seconds=5.0)
+    spec = function(
+        function="z", scaler="scale_to_zero", idle_timeout=60.0, rate=2.0, steps=[[0, 1], [200, 0], [500, 1]], startup_seconds=5.0
+    )
     sim = Simulation(scenario({"fn1": spec}, duration=700.0))
     sim.run()
     r = replicas_over_time(sim, "z")
@@ -99,7 +101,16 @@ def test_the_gateway_rejects_beyond_its_bounded_queue_and_reports_every_status()
 
 
 def test_per_request_rejects_beyond_its_concurrency_limit_and_instances_expire():
-    spec = function(function="p", scaler="per_request", concurrency=1, max_replicas=3, min_replicas=0, rate=20.0, idle_timeout=30.0, steps=[[0, 1], [200, 0]])
+    spec = function(
+        function="p",
+        scaler="per_request",
+        concurrency=1,
+        max_replicas=3,
+        min_replicas=0,
+        rate=20.0,
+        idle_timeout=30.0,
+        steps=[[0, 1], [200, 0]],
+    )
     sim = Simulation(scenario({"fn1": spec}, duration=400.0))
     sim.run()
     inv = sim.frame("invocations")

@@ -26,7 +26,15 @@ def arrivals(p, seconds: float, seed: int = 1) -> np.ndarray:
 
 
 def test_shapes_multiply_and_the_peak_bounds_them():
-    p = profile(rate=10.0, diurnal_amplitude=0.5, diurnal_period=600.0, burst_factor=3.0, burst_every=300.0, burst_duration=60.0, steps=[[0, 1], [900, 2]])
+    p = profile(
+        rate=10.0,
+        diurnal_amplitude=0.5,
+        diurnal_period=600.0,
+        burst_factor=3.0,
+        burst_every=300.0,
+        burst_duration=60.0,
+        steps=[[0, 1], [900, 2]],
+    )
     t = np.linspace(0, 1800, 3601)
     m = shape_multiplier(p, t)
     assert m.max() <= shape_peak(p) + 1e-9
