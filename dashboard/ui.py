@@ -13,6 +13,7 @@ import panel as pn
 import param
 
 from dashboard.controls import SectionControls
+from dashboard.functions import FunctionsView, is_function_slot, is_function_world
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import KpiRow, RunView, TimeSeriesViews
 from engine import SCHEDULER_PRESETS, Scenario
@@ -49,7 +50,7 @@ class LiveControls:
         self.session = session
         live = session.sim.sections
         keys = [k for k, _, _ in SECTION_CARDS if k in live] + [k for k in live if k not in dict((c[0], 0) for c in SECTION_CARDS)]
-        keys = [k for k in keys if k not in NOT_LIVE and (sections is None or k in sections)]
+        keys = [k for k in keys if k not in NOT_LIVE and not is_function_slot(k) and (sections is None or k in sections)]
         titles = {k: (t, c) for k, t, c in SECTION_CARDS}
         self.sections: dict[str, SectionControls] = {}
         cards = []
@@ -266,9 +267,11 @@ class Dashboard(pn.viewable.Viewer):
             dynamic=False,
             sizing_mode="stretch_width",
         )
+        self.functions = FunctionsView()  # a Functions tab, shown for function scenarios (_show_functions)
         main = pn.Column(self.kpis.pane, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
         s.param.watch(self._session_rebuilt, "generation")
+        self._show_functions()
         self.refresh()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -330,6 +333,9 @@ class Dashboard(pn.viewable.Viewer):
         new = self._timed("poll", s.poll)
         self.run_view.sample_interval = s.sim.sections["run"].sample_interval
         self.run_view.push(new, s.sim.now, all_views=not s.playing, timed=self._timed)
+        if self._functions_shown:  # the plots redraw every 20th tick (2 s), and only while their tab is open
+            visible = self.tabs.active < len(self.tabs.objects) and self.tabs.objects[self.tabs.active] is self.functions.layout
+            self._timed("functions", self.functions.push, new, s.sim.now, visible and (self._ticks % 20 == 0 or not s.playing))
         if self._ticks % 2 == 0 or not s.playing:
             self._timed("kpis", lambda: self.kpis.update(s.kpis()))
         self._ticks += 1
@@ -338,7 +344,20 @@ class Dashboard(pn.viewable.Viewer):
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"
 
+    def _show_functions(self) -> None:
+        """The Functions tab (after the others, so their positions stay) for a functions world, with its live controls."""
+        self._functions_shown = is_function_world(self.session.sim.tables)
+        self.functions.clear()
+        shown = [i for i, o in enumerate(self.tabs.objects) if o is self.functions.layout]
+        if self._functions_shown:
+            self.functions.bind_controls(self.session.sim.sections, self.session.apply)
+            if not shown:
+                self.tabs.append(("Functions", self.functions.layout))
+        elif shown:
+            self.tabs.pop(shown[0])
+
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
+        self._show_functions()
         self.run_view.clear()
         if self.session.scenario != self._controls_scenario:
             self._rebuild_controls()
