@@ -34,6 +34,7 @@ def obs(
         pending=pending,
         gateway_queue=gateway,
         invocations=invocations,
+        arrivals=invocations,  # as many arrived as started: the replicas keep up
         last_request=last,
         avg_execution=avg,
         min_replicas=lo,
@@ -55,7 +56,7 @@ def decide(spec, *observations):
     "replicas, invocations, scale_factor, exact, expected",
     [
         (3, 300, 1, True, None),  # faas-sim's default step: int(1% x 20) = 0, it never scales
-        (3, 300, 1, False, 4),  # fixed: at least one
+        (3, 300, 1, False, 4),  # fixed: at least one (and counting arrivals)
         (3, 300, 10, True, 5),  # 30 rps >= 20: up by int(10% x 20) = 2
         (3, 100, 10, True, 1),  # 10 rps < 20: down by 2
         (1, 100, 10, True, None),  # never below one
@@ -144,6 +145,12 @@ def test_queue_drain_applied_to_replicas():
     assert decide(spec, *rounds).desired == 2  # 200 waiting / 4 threads x 1 s = 50 s > 30 s: add ceil(50/25 - 1) = 1
     held = [obs(now=10.0 * k, running=1, gateway=100, avg=1.0) for k in (1, 2, 3)]
     assert decide(spec, *held).desired is None  # 25 s inside the band
+
+
+def test_rps_threshold_counts_arrivals_when_not_faas_sim_exact():
+    o = FunctionObservation(now=10.0, ready=(0,), concurrency=(2,), busy=(2,), queued=(30,), cpu=(1.0,), invocations=40, arrivals=300)
+    assert decide(fn(scaler="rps_threshold", scale_factor=10), o).desired is None  # faas-sim: 4 rps started, below 20; at the floor
+    assert decide(fn(scaler="rps_threshold", scale_factor=10, faas_sim_exact=False), o).desired == 3  # 30 rps arrived: up by 2
 
 
 def test_every_function_scaler_is_a_row_with_a_doc_and_builds():
