@@ -45,7 +45,7 @@ SERIES = [
 #: Live controls of every function, then those of its scaler (names of the slot's params).
 COMMON_CONTROLS = ["min_replicas", "max_replicas", "concurrency", "rate"]
 SCALER_CONTROLS = {
-    "hpa": ["target_utilization"],
+    "hpa": ["target_utilization", "target_requests_per_replica"],
     "kpa": ["target_concurrency"],
     "keda": ["target_keda_queue"],
     "rps_threshold": ["target_rps", "scale_factor"],

@@ -67,11 +67,14 @@ class FunctionObservation:
     avg_execution: float | None = None
     min_replicas: int = 1
     max_replicas: int = 20
+    rps: tuple[float, ...] = ()  # requests per second each ready replica started over the metrics window (empty: none measured)
 
     def __post_init__(self) -> None:
         n = len(self.ready)
         if not len(self.concurrency) == len(self.busy) == len(self.queued) == len(self.cpu) == n:
             raise ValueError("concurrency, busy, queued and cpu need one value per ready replica")
+        if self.rps and len(self.rps) != n:
+            raise ValueError("rps needs one value per ready replica")
 
     @property
     def running(self) -> int:
@@ -87,19 +90,24 @@ class FunctionObservation:
         """Requests waiting anywhere: in the gateway and in the replicas' queues."""
         return self.gateway_queue + sum(self.queued)
 
-    def scaling(self, queue_history: tuple[int, ...] = (), band: tuple[float, float] = (10.0, 30.0)) -> ScalingObservation:
+    def scaling(
+        self, queue_history: tuple[int, ...] = (), band: tuple[float, float] = (10.0, 30.0), requests_target: float | None = None
+    ) -> ScalingObservation:
         """The same round as the VM world's policies see one: replicas as workers, waiting requests as the queue.
 
         ``threads`` is the ready replicas' worker threads; ``busy`` per replica the requests in service; the
         queue (``queue_history``, newest last, or the waiting requests now) is every waiting request, so KPA's
-        concurrency is in service plus waiting and KEDA's queue length the waiting requests.
+        concurrency is in service plus waiting and KEDA's queue length the waiting requests. With
+        ``requests_target`` (an HPA on requests per replica, a Pods metric of AverageValue) each replica's load
+        is its requests per second over that target, to be compared with a 100 % target.
         """
         queue = queue_history or (self.waiting,)
+        loads = self.cpu if requests_target is None else tuple(r / requests_target for r in (self.rps or (0.0,) * len(self.ready)))
         return ScalingObservation(
             now=self.now,
             active=self.ready,
             threads=int(sum(self.concurrency)),
-            cpu=self.cpu,
+            cpu=loads,
             busy=tuple(float(b) for b in self.busy),
             avg_time=self.avg_execution,
             queue=tuple(queue),
@@ -132,6 +140,20 @@ class FunctionScaler(Protocol):
     name: str
 
     def decide(self, obs: FunctionObservation) -> FunctionVerdict: ...
+
+
+class HPATarget:
+    """The HPA's per-function targets: ``target_utilization`` in %, or 100 % of ``target_requests_per_replica``."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+
+    @property
+    def target_utilization(self) -> int:
+        return 100 if self.fn.hpa_metric == "requests" else self.fn.target_utilization
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fn, name)
 
 
 class Overlay:
@@ -285,7 +307,8 @@ class PolicyScaler:
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         self.queue_history.append(obs.waiting)
         band = (self.fn.drain_band_low, self.fn.drain_band_high)
-        verdict = self.policy.decide(obs.scaling(tuple(self.queue_history), band))
+        requests = self.fn.target_requests_per_replica if self.name == "hpa" and self.fn.hpa_metric == "requests" else None
+        verdict = self.policy.decide(obs.scaling(tuple(self.queue_history), band, requests))
         desired = verdict.desired
         if desired is not None:
             desired = _clamp(desired, self.fn.min_replicas, self.fn.max_replicas)

@@ -16,6 +16,7 @@ from engine.autoscaling.base import ScalingPolicy
 from engine.autoscaling.functions import (
     AverageRpsScaler,
     FunctionScaler,
+    HPATarget,
     IdleScaler,
     Overlay,
     PolicyScaler,
@@ -93,7 +94,7 @@ _HPA_NAMES = {"min_replicas": "min_replicas", "max_replicas": "max_replicas", "t
 
 
 def _hpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
-    return PolicyScaler("hpa", HPAPolicy(Overlay(s["hpa"], fn, _HPA_NAMES)), fn)  # type: ignore[arg-type]
+    return PolicyScaler("hpa", HPAPolicy(Overlay(s["hpa"], HPATarget(fn), _HPA_NAMES)), fn)  # type: ignore[arg-type]
 
 
 def _kpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
@@ -119,7 +120,9 @@ FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
     "scale_to_zero": FunctionScalerEntry(lambda fn, s: IdleScaler(fn), 30.0, "OpenFaaS: zero after idle_timeout, woken by the gateway"),
-    "hpa": FunctionScalerEntry(_hpa, 15.0, "Kubernetes HPA on cpu utilisation of the request (the resource model)"),
+    "hpa": FunctionScalerEntry(
+        _hpa, 15.0, "Kubernetes HPA on cpu use of the request (the resource model) or on requests per replica (hpa_metric)"
+    ),
     "kpa": FunctionScalerEntry(_kpa, 2.0, "Knative KPA on concurrency (in service + waiting)"),
     "keda": FunctionScalerEntry(_keda, 15.0, "KEDA on waiting requests per replica"),
     "queue_drain": FunctionScalerEntry(

@@ -835,6 +835,11 @@ class RequestFlow:
         pending = sum(1 for r in rt.replicas.values() if r.state in ("conceived", "pending", "starting"))
         invocations = rt.dispatched - sum(r.queued(t) for r in rt.replicas.values())
         recent = rt.exec_recent
+        rps = tuple(
+            (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
+            / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
+            for r in ready
+        )
         return FunctionObservation(
             now=t,
             ready=tuple(r.id for r in ready),
@@ -850,6 +855,7 @@ class RequestFlow:
             avg_execution=(sum(recent) / len(recent)) if recent else None,
             min_replicas=rt.spec.min_replicas,
             max_replicas=rt.spec.max_replicas,
+            rps=rps,
         )
 
     def cpu_cores(self, r: Replica, t0: float, t1: float) -> float:

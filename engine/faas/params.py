@@ -109,6 +109,14 @@ class FunctionParams(Section):
     target_queue = param.Number(75.0, bounds=(0.001, 1e6), step=1.0, doc="queue_per_replica: median requests waiting per replica.")
     tolerance = param.Number(0.1, bounds=(0.0, 1.0), step=0.01, doc="average_rps / queue_per_replica: no scaling within this ratio of 1.")
     target_utilization = param.Integer(50, bounds=(1, 100), doc="hpa: target cpu use in % of the cpu request.")
+    hpa_metric = param.Selector(
+        default="cpu",
+        objects=["cpu", "requests"],
+        doc="hpa: cpu (use of the request, from the resource model) or requests per second per replica.",
+    )
+    target_requests_per_replica = param.Number(
+        10.0, bounds=(0.001, 1e6), step=1.0, doc="hpa with hpa_metric requests: requests per second per replica (AverageValue)."
+    )
     target_concurrency = param.Integer(
         0, bounds=(0, 4096), doc="kpa: containerConcurrency (0: the replica's worker threads); target = this x kpa.target_percentage."
     )

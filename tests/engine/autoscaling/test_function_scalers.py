@@ -166,3 +166,10 @@ def test_overlay_reads_overrides_then_the_base():
     assert view.target_utilization == 70 and view.tolerance == 0.2
     override.target_utilization = 30
     assert view.target_utilization == 30
+
+
+def test_hpa_on_requests_per_replica():
+    spec = fn(scaler="hpa", hpa_metric="requests", target_requests_per_replica=5.0, max_replicas=10)
+    o = FunctionObservation(now=15.0, ready=(0, 1), concurrency=(4, 4), busy=(1, 1), queued=(0, 0), cpu=(0.1, 0.1), rps=(12.0, 8.0))
+    verdict = decide(spec, o)
+    assert verdict.desired == 4 and verdict.target == 100  # 20 rps / 5 per replica; the cpu (10 %) is not looked at

@@ -202,3 +202,36 @@ def test_bad_function_input_is_one_line_and_exit_code_2(tmp_path, capsys):
     bad.write_text("run: {world: functions}\nfn1: {scaler: hpa, min_replicas: 0}\n")
     assert main(["run", str(bad)]) == 2
     assert "fn1.min_replicas" in capsys.readouterr().err
+
+
+def test_a_user_registered_simulator_runs_and_is_a_choice_of_every_slot():
+    from engine.faas.params import FUNCTION_SLOTS, register_simulator
+    from engine.faas.simulators import SIMULATORS, FunctionSimulator
+
+    class Doubling(FunctionSimulator):
+        doc = "twice execution_seconds"
+
+        def execution(self, device, image, n, rng):
+            return np.full(n, 2.0 * self.fn.execution_seconds)
+
+    register_simulator("doubling", Doubling)
+    try:
+        assert "doubling" in FUNCTION_SLOTS["fn3"].param["simulator"].objects
+        sim = Simulation(scenario({"fn1": function(function="u", simulator="doubling", execution_seconds=0.25, rate=2.0)}, duration=120.0))
+        sim.run()
+        done = sim.frame("invocations").query("status == 'completed'")
+        nodes = sim.frame("nodes").set_index("node")
+        speed = nodes.speed[done.node].to_numpy()
+        assert len(done) > 100 and np.allclose(done.execution.to_numpy() * speed / 1.2, 0.5)  # 0.5 s at the xeoncpu's own speed
+    finally:
+        SIMULATORS.pop("doubling")
+
+
+def test_hpa_on_requests_per_replica_scales_with_the_request_rate():
+    spec = function(
+        function="h", scaler="hpa", hpa_metric="requests", target_requests_per_replica=2.0, rate=10.0, max_replicas=20, concurrency=4
+    )
+    sim = Simulation(scenario({"fn1": spec}, duration=300.0, hpa={"scale_down_stabilization": 30}))
+    sim.run()
+    r = replicas_over_time(sim, "h")
+    assert 4 <= r[r.time > 200].replicas_running.median() <= 7  # 10 rps / 2 per replica = 5
