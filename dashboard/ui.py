@@ -9,6 +9,7 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import panel as pn
 import param
 
@@ -174,7 +175,9 @@ class CompareView:
         self.pair.tick(wall_dt)
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
             new = s.poll()
-            self.views.push(label, new["samples"], new["events"], s.sim.sections["run"].sample_interval)
+            self.views.push(
+                label, new.get("samples", pd.DataFrame()), new.get("events", pd.DataFrame()), s.sim.sections["run"].sample_interval
+            )
         a, b = self.pair.a.kpis(), self.pair.b.kpis()
         diff = {k: b[k] - a[k] for k in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")}
         self.kpi_a.update(a)
