@@ -235,3 +235,34 @@ def test_hpa_on_requests_per_replica_scales_with_the_request_rate():
     sim.run()
     r = replicas_over_time(sim, "h")
     assert 4 <= r[r.time > 200].replicas_running.median() <= 7  # 10 rps / 2 per replica = 5
+
+
+def test_requests_that_read_and_write_storage_pay_the_transfer_over_their_node_link():
+    spec = function(function="etl", data_in_mib=50.0, data_out_mib=10.0, execution_seconds=1.0, min_replicas=3, rate=2.0)
+    scen = scenario({"fn1": spec}, duration=200.0, cluster={"topology": "faas_edge", "cells": 2, "devices_per_cell": 4, "cloudlets": 1, "cloud_nodes": 2})
+    sim = Simulation(scen)
+    sim.run()
+    binds = sim.frame("placements").query("action == 'bind'").set_index("owner")
+    done = sim.frame("invocations").query("status == 'completed'")
+    assert (binds.storage_s > 0).all()
+    nodes = sim.frame("nodes").set_index("node")
+    from engine.cluster.devices import reference_speed
+
+    for replica, rows in done.groupby("replica"):
+        node = binds.node[replica]
+        inv_speed = reference_speed(nodes.node_class[node]) / nodes.speed[node]
+        assert np.allclose(rows.execution, 1.0 * inv_speed + binds.storage_s[replica])
+
+
+def test_utilization_is_sampled_per_replica_and_per_node_and_never_empty():
+    sim = Simulation(load_scenario("faas-edge"))
+    sim.advance(120.0)
+    u = sim.frame("utilization")
+    assert set(u.scope) == {"replica", "node"} and len(u) > 50
+    replicas = u[u.scope == "replica"]
+    assert replicas.replica.notna().all() and (replicas.cpu.between(0, 1)).all() and (replicas.busy > 0).any()
+    nodes = u[u.scope == "node"]
+    assert nodes.replica.isna().all() and (nodes.memory > 0).all()
+    last = u.time.max()
+    per_node = replicas[replicas.time == last].groupby("node").cpu.sum().clip(upper=1.0)
+    assert np.allclose(nodes[nodes.time == last].set_index("node").cpu.loc[per_node.index], per_node)
