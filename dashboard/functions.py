@@ -15,6 +15,7 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.models import FixedTicker
 from holoviews.streams import Buffer, Pipe
 
 from dashboard.controls import SectionControls
@@ -84,16 +85,15 @@ class FunctionsView:
 
     def __init__(self) -> None:
         self.buffer = Buffer(_empty(), length=WINDOW * 6, index=False)
-        self.grid = Pipe(data=(np.zeros((1, 1), dtype=np.float32), (0.0, 1.0), []))
         self.requests = hv.DynamicMap(lambda data: _by_function(data, "rps", "requests / s"), streams=[self.buffer])
         self.latency = hv.DynamicMap(self._latency, streams=[self.buffer])
         self.replicas = hv.DynamicMap(self._replicas, streams=[self.buffer])
         self.cold = hv.DynamicMap(lambda data: _by_function(data, "cold_starts", "cold starts per sample"), streams=[self.buffer])
         self.queue = hv.DynamicMap(lambda data: _by_function(data, "queued", "gateway queue (requests held)"), streams=[self.buffer])
-        self.heatmap = hv.DynamicMap(self._image, streams=[self.grid])
         self.table = pn.pane.DataFrame(pd.DataFrame(), sizing_mode="stretch_width", index=False, css_classes=["function-kpis"])
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", visible=False)
+        self.heatmap_holder = pn.Column(sizing_mode="stretch_width")
         plots = pn.GridBox(
             *(
                 pn.pane.HoloViews(p, sizing_mode="stretch_width", linked_axes=False)
@@ -106,7 +106,7 @@ class FunctionsView:
             self.note,
             self.table,
             plots,
-            pn.pane.HoloViews(self.heatmap, sizing_mode="stretch_width", linked_axes=False),
+            self.heatmap_holder,
             pn.pane.Markdown("### Per-function controls (live)"),
             self.controls,
             sizing_mode="stretch_width",
@@ -144,16 +144,32 @@ class FunctionsView:
                 curves.append(hv.Curve(part, "time", "replicas", label=f"{f} {col.removeprefix('replicas_')}").opts(line_dash=dash))
         return hv.Overlay(curves).opts(hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state"))
 
-    @staticmethod
-    def _image(data: tuple) -> hv.Image:
+    def _image(self, data: tuple) -> hv.Image:
         grid, (x0, x1), names = data
         n = max(grid.shape[0], 1)
+        self._names = list(names)
         image = hv.Image(grid[::-1], bounds=(x0, 0, x1, n), kdims=["time", "node"], vdims=["replicas"])
-        ticks = [(n - i - 0.5, name) for i, name in enumerate(names)] if 0 < len(names) <= 40 else None
         return image.opts(
-            responsive=True, height=max(220, 14 * n + 60), cmap="viridis", colorbar=True, yticks=ticks, tools=["hover"], framewise=True,
-            title="Function replicas per node over time (nodes that held one)", xlabel="simulated time (s)",
+            responsive=True, height=340, cmap="viridis", colorbar=True, tools=["hover"], hooks=[self._node_labels], clim=(0, 4), framewise=True,
+            title="Function replicas per node over time (nodes grouped by region and type; colour capped at 4)", xlabel="simulated time (s)",
         )  # fmt: skip
+
+    def _node_labels(self, plot: Any, element: Any) -> None:
+        """Name the heatmap's rows (a hook: plot options cannot change per frame, the axis can)."""
+        names = getattr(self, "_names", [])
+        n = len(names)
+        axis = plot.state.yaxis[0]
+        if not n:
+            return
+        if n <= 40:  # name every row
+            ticks = {n - i - 0.5: name for i, name in enumerate(names)}
+        else:  # name the middle of each region's block
+            regions = [self.node_order.get(name, ("",))[0] for name in names]
+            starts = [i for i in range(n) if i == 0 or regions[i] != regions[i - 1]] + [n]
+            ticks = {n - (a + b) / 2: regions[a] for a, b in zip(starts[:-1], starts[1:], strict=True)}
+        axis.ticker = FixedTicker(ticks=list(ticks))
+        axis.major_label_overrides = ticks
+        axis.major_label_text_font_size = "8pt"
 
     # -- feeding ----------------------------------------------------------------------------------------
     def clear(self) -> None:
@@ -164,7 +180,10 @@ class FunctionsView:
         self.columns: list[tuple[float, dict[int, int]]] = []
         self.last: dict[str, dict[str, Any]] = {}
         self.pending: list[pd.DataFrame] = []
-        self.grid.send((np.zeros((1, 1), dtype=np.float32), (0.0, 1.0), []))
+        # the heatmap is made with its first grid (its rows are fixed for the run, so its axes are right from the start)
+        self.grid: Pipe | None = None
+        self.heatmap: hv.DynamicMap | None = None
+        self.heatmap_holder[:] = [pn.pane.Markdown("*The replica heatmap appears with the first placements.*")]
 
     def push(self, new: dict[str, pd.DataFrame], now: float, render: bool = True) -> None:
         """New rows of ``function_samples``, ``nodes`` and ``placements``; a heatmap column at ``now``."""
@@ -176,8 +195,11 @@ class FunctionsView:
         nodes = new.get("nodes", pd.DataFrame())
         if len(nodes):
             for row in nodes.itertuples():
+                if bool(row.storage):  # storage nodes take no function replicas
+                    continue
                 self.node_names[int(row.node_index)] = str(row.node)
                 self.node_order[str(row.node)] = (str(row.region), str(row.node_class), str(row.node))
+            self._make_heatmap()
         placements = new.get("placements", pd.DataFrame())
         if len(placements):
             for action, node in zip(placements["action"].astype(str), placements["node_index"], strict=True):
@@ -213,10 +235,8 @@ class FunctionsView:
                 "generated",
             ]
             self.table.object = table[keep].round(3)
-        held = sorted(
-            {n for _, c in self.columns for n, k in c.items() if k > 0},
-            key=lambda n: self.node_order.get(self.node_names.get(n, ""), ("", "", "")),
-        )
+        # every node that can take a replica, in region / class order: a fixed set of rows, so the axes never jump
+        held = sorted(self.node_names, key=lambda n: self.node_order[self.node_names[n]])
         if not held or len(self.columns) < 2:
             return
         grid = np.zeros((len(held), len(self.columns)), dtype=np.float32)
@@ -225,7 +245,20 @@ class FunctionsView:
                 grid[i, j] = counts.get(n, 0)
         times = [t for t, _ in self.columns]
         step = (times[-1] - times[0]) / max(1, len(times) - 1)
-        self.grid.send((grid, (times[0], times[-1] + step), [self.node_names.get(n, str(n)) for n in held]))
+        data = (grid, (times[0], times[-1] + step), [self.node_names.get(n, str(n)) for n in held])
+        self._make_heatmap()
+        self.grid.send(data)
+
+    def _make_heatmap(self) -> None:
+        """Build the heatmap once the nodes are known: its rows (every node that can take a replica) are fixed for the
+        run, so it is made with the right y extent and only its time axis moves."""
+        if self.grid is not None or not self.node_names:
+            return
+        held = sorted(self.node_names, key=lambda n: self.node_order[self.node_names[n]])
+        names = [self.node_names[n] for n in held]
+        self.grid = Pipe(data=(np.zeros((len(held), 2), dtype=np.float32), (0.0, 1.0), names))
+        self.heatmap = hv.DynamicMap(self._image, streams=[self.grid])
+        self.heatmap_holder[:] = [pn.pane.HoloViews(self.heatmap, sizing_mode="stretch_width", linked_axes=False)]
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:

@@ -239,7 +239,11 @@ def test_hpa_on_requests_per_replica_scales_with_the_request_rate():
 
 def test_requests_that_read_and_write_storage_pay_the_transfer_over_their_node_link():
     spec = function(function="etl", data_in_mib=50.0, data_out_mib=10.0, execution_seconds=1.0, min_replicas=3, rate=2.0)
-    scen = scenario({"fn1": spec}, duration=200.0, cluster={"topology": "faas_edge", "cells": 2, "devices_per_cell": 4, "cloudlets": 1, "cloud_nodes": 2})
+    scen = scenario(
+        {"fn1": spec},
+        duration=200.0,
+        cluster={"topology": "faas_edge", "cells": 2, "devices_per_cell": 4, "cloudlets": 1, "cloud_nodes": 2},
+    )
     sim = Simulation(scen)
     sim.run()
     binds = sim.frame("placements").query("action == 'bind'").set_index("owner")
