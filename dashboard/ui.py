@@ -17,7 +17,7 @@ from dashboard.controls import SectionControls
 from dashboard.functions import FunctionsView, is_function_slot, is_function_world
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import KpiRow, RunView, TimeSeriesViews
-from engine import SCHEDULER_PRESETS, Scenario
+from engine import SCHEDULER_PRESETS, InputError, ParamError, Scenario, parse_recording
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
 SECTION_CARDS = [
@@ -211,6 +211,7 @@ class Dashboard(pn.viewable.Viewer):
 
         s = self.session
         self.fault_alert = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
+        self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         play = pn.widgets.Toggle.from_param(s.param.playing, label="▶ Play / ❚❚ Pause", color="success")
         step = pn.widgets.Button(label="Step", color="default")
         step.on_click(lambda e: self._step())
@@ -271,7 +272,7 @@ class Dashboard(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.functions = FunctionsView()  # a Functions tab, shown for function scenarios (_show_functions)
-        main = pn.Column(self.kpis.pane, self.tabs, sizing_mode="stretch_width")
+        main = pn.Column(self.stuck_alert, self.kpis.pane, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
         s.param.watch(self._session_rebuilt, "generation")
         self._show_functions()
@@ -343,6 +344,7 @@ class Dashboard(pn.viewable.Viewer):
             self._timed("kpis", lambda: self.kpis.update(s.kpis()))
         self._ticks += 1
         self.node_fault.disabled = not s.has_cluster
+        self._show_alerts(new.get("events"))
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"
@@ -359,9 +361,29 @@ class Dashboard(pn.viewable.Viewer):
         elif shown:
             self.tabs.pop(shown[0])
 
+    def _show_alerts(self, events: Any) -> None:
+        """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
+        if events is None or not len(events):
+            return
+        alerts = events[events["kind"] == "alert"]
+        if not len(alerts):
+            return
+        last = alerts.iloc[-1]
+        if last["command"] == "controller_stuck":
+            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
+            self.stuck_alert.object = (
+                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
+                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
+                "turn on *resume_when_stuck* in the Controller card to let it."
+            )
+            self.stuck_alert.visible = True
+        else:
+            self.stuck_alert.visible = False
+
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
         self._show_functions()
         self.run_view.clear()
+        self.stuck_alert.visible = False
         if self.session.scenario != self._controls_scenario:
             self._rebuild_controls()
         self.refresh()
@@ -379,9 +401,10 @@ class Dashboard(pn.viewable.Viewer):
     def _replay_uploaded(self, event: param.parameterized.Event) -> None:
         if not event.new:
             return
+        origin = self.replay.filename or "uploaded recording"
         try:
-            self.session.load_recording(json.loads(event.new))
-        except (ValueError, KeyError, TypeError) as err:  # ScenarioError and ParamError are ValueErrors
+            self.session.load_recording(parse_recording(event.new, origin), origin=origin)
+        except (InputError, ParamError) as err:  # one line naming the file; the live session carries on
             self.fault_alert.object = f"Recording not loaded: {err}"
             self.fault_alert.visible = True
             return

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.core.inputs import InputError
 from engine.core.params import ParamError, Section, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
-from engine.sim.recording import check_recording
+from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
+from engine.sim.sessions import Recording, RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
 __all__ = [
@@ -32,7 +34,10 @@ __all__ = [
     "SECTIONS",
     "SECTION_CLASSES",
     "WORLDS",
+    "InputError",
     "ParamError",
+    "Recording",
+    "RecordingMismatch",
     "Scenario",
     "ScenarioError",
     "Section",
@@ -41,6 +46,8 @@ __all__ = [
     "check_recording",
     "coerce",
     "list_scenarios",
+    "load_recording",
+    "parse_recording",
     "load_scenario",
     "save_scenario",
     "sweep",

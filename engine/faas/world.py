@@ -18,6 +18,7 @@ import pandas as pd
 import simpy
 
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
+from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome
@@ -27,6 +28,7 @@ from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
 from engine.scheduling.service import PlacementService
+from engine.workload.requests import shape_peak
 
 FAULT_KINDS: dict[str, str] = {
     "node_drain": "a node is cordoned and drained (node=NAME or position, default the one with most replicas): its replicas "
@@ -272,6 +274,26 @@ class FunctionWorld:
     def replica_seconds(self, rt: FunctionRuntime, now: float) -> float:
         """Replica lifetime so far (placed to removed), the cost measure."""
         return rt.replica_seconds_done + sum(now - r.placed_at for r in rt.replicas.values() if r.placed_at is not None)
+
+    def estimate(self, until: float) -> Estimate:
+        """What a run to ``until`` will cost (see :mod:`engine.core.budget`): requests at each function's peak rate.
+
+        A request costs about what a job does (a few us, ~28 bytes at rest) and a sample per function about what a VM
+        world sample does; replicas are not heartbeating VMs (no heartbeats).
+        """
+        span = max(until - self.env.now, 0.0)
+        requests = 0.0
+        for rt in self.flow.functions:
+            s = rt.section
+            if s.arrival == "trace":
+                trace = rt.stream._trace_cursor().trace
+                covered = span * s.trace_speedup
+                passes = covered / trace.span if s.trace_loop else min(covered, trace.span) / trace.span
+                requests += trace.total * s.rate * passes
+            else:
+                requests += s.rate * shape_peak(s) * (s.walk_max if s.walk_sigma > 0 else 1.0) * span
+        samples = span / self.sections["run"].sample_interval * len(self.flow.functions)
+        return Estimate(until, requests, samples, 0.0, samples * BYTES_PER_SAMPLE + requests * 28.0)
 
     # -- the invocations table ----------------------------------------------------------------------------
     def invocation_columns(self) -> dict[str, Any]:
