@@ -188,7 +188,7 @@ def test_the_cli_runs_a_function_scenario_and_writes_its_tables(tmp_path, capsys
     assert set(inv.status) <= {"completed", "in_flight", "queued", "rejected"} and len(inv) > 5000
     for name in ("scale", "schedule", "replica_lifecycle", "deployments", "utilization", "function_samples"):
         assert len(pd.read_parquet(tmp_path / f"{name}.parquet")) > 0, name
-    assert main(["replay", str(tmp_path / "recording.json")]) == 0
+    assert main(["replay", str(tmp_path / "session.scalelab")]) == 0  # every stored table reproduced
 
 
 def test_bad_function_input_is_one_line_and_exit_code_2(tmp_path, capsys):
