@@ -217,7 +217,9 @@ def _plan(args: argparse.Namespace) -> int:
         if decision.priorities and decision.priorities[0].name:
             print(f"columns: {legend(decision)}; cells: score (raw value); total: sum of score x weight")
         with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_rows", None, "display.max_colwidth", 80):
-            print(explain_table(decision).to_string())
+            table = explain_table(decision)
+            width = int(table["reason"].str.len().max() or 0)
+            print(table.to_string(formatters={"reason": lambda text: text.ljust(width)}))  # reasons read left to right
         return 0
     table = result.table()
     print(f"plan for {len(table)} Pending pod(s) on {result.nodes} node(s): {describe(params)}")
