@@ -418,3 +418,16 @@ def test_on_the_sample_snapshot_the_daemon_does_what_plan_mode_says(apiserver, t
             else:
                 assert apiserver.wait_until(lambda s, name=name: events_for(s, name, "FailedScheduling"), 5), key
         assert [r.key for r, _ in daemon.decisions] == planned["pod"].tolist()  # the same order, too
+
+
+def test_watches_that_time_out_are_renewed_from_the_last_version(apiserver):
+    small_cluster(apiserver)
+    with running(apiserver, watch_timeout=1) as daemon:  # the server ends each watch after a second
+        assert ready(daemon)
+        assert poll(lambda: sum(1 for r in apiserver.requests if r.path == "/api/v1/pods" and r.query.get("watch") == "true") >= 2)
+        apiserver.add_pod(make_pod("after-renewal"))
+        assert wait_bound(apiserver, "after-renewal")
+        watches = [r for r in apiserver.requests if r.path == "/api/v1/pods" and r.query.get("watch") == "true"]
+        assert all(r.query["timeoutSeconds"] == "1" and r.query["allowWatchBookmarks"] == "true" for r in watches)
+        assert [int(r.query["resourceVersion"]) for r in watches] == sorted(int(r.query["resourceVersion"]) for r in watches)
+        assert daemon.reflectors["pods"].lists == 1  # renewed, never relisted
