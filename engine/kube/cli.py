@@ -20,6 +20,7 @@ import pandas as pd
 import yaml
 
 from engine.cluster.importers.kube import KubeObjectError
+from engine.core.inputs import InputError
 from engine.core.params import ParamError
 from engine.kube.explain import explain_table, failure_message, legend, score_summary
 from engine.kube.options import describe, scheduler_params
@@ -233,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return _serve(args) if args.cmd == "serve" else _plan(args)
-    except (ParamError, KubeObjectError) as e:
+    except (ParamError, InputError, KubeObjectError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

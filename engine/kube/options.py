@@ -14,8 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-import yaml
-
+from engine.core.inputs import load_yaml
 from engine.core.params import ParamError, apply_checked, coerce
 from engine.scheduling.params import PRIORITY_KEYS, SKIPPY_PRIORITIES, SchedulerParams, weight_name
 
@@ -54,7 +53,8 @@ def scheduler_params(
         name = name.strip().removeprefix("scheduler.")
         if not sep or not name:
             raise ParamError("--set", f"{item!r} is not NAME=VALUE; allowed: e.g. weight_least_allocated=1")
-        changes[f"scheduler.{name}"] = coerce(params, name, yaml.safe_load(raw), field=f"--set {name}")
+        value = load_yaml(raw, f"--set {name}")  # as python -m engine run reads --set values (1e6 is a number)
+        changes[f"scheduler.{name}"] = coerce(params, name, value, field=f"--set {name}")
     apply_checked({"scheduler": params}, changes)
     return params
 

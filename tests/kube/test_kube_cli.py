@@ -146,6 +146,7 @@ def test_serve_reports_bad_configuration_in_one_line(tmp_path, capsys, monkeypat
         (["serve", "--weights", "[1, 2, 300, 1, 1]"], r"^error: --weights\[2\] \(locality_type\): 300\.0 is out of range; allowed: .*100"),
         (["serve", "--set", "weight_magic=1"], r"^error: --set weight_magic: unknown parameter; allowed: mode, weight_balanced_resource"),
         (["serve", "--set", "percentage_of_nodes_to_score=150"], r"^error: --set percentage_of_nodes_to_score: 150 is out of range"),
+        (["serve", "--set", "weight_capability=[1"], r"^error: --set weight_capability: .*not valid YAML"),
         (
             ["serve", "--watch-timeout", "0", "--kube-config", str(tmp_path)],
             r"^error: --watch-timeout: 0 is out of range; allowed: at least 1$",
@@ -233,5 +234,8 @@ def test_the_seeds_weight_options_map_to_the_priorities():
     pair = scheduler_params("kube", "2, 3", use_default=True)  # the seed's default-scheduler pair
     assert pair.mode == "kube" and {k: w for k, w in pair.weights().items() if w} == {"balanced_resource": 2.0, "image_locality": 3.0}
     assert {k: w for k, w in scheduler_params(use_default=True).weights().items() if w} == {"balanced_resource": 1.0, "image_locality": 1.0}
-    tuned = scheduler_params(settings=["weight_least_allocated=1.5", "scheduler.percentage_of_nodes_to_score=50"])
+    tuned = scheduler_params(
+        settings=["weight_least_allocated=1.5", "scheduler.percentage_of_nodes_to_score=50", "schedule_fixed_cost=1e-3"]
+    )
     assert tuned.weight_least_allocated == 1.5 and tuned.percentage_of_nodes_to_score == 50 and tuned.weight_capability == 1.0
+    assert tuned.schedule_fixed_cost == 0.001  # read as python -m engine run reads --set values
