@@ -10,7 +10,8 @@ The public API, all that the dashboard and notebooks use::
 
 Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
 ``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
-``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps).
+``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps); ``kube``
+(the Kubernetes scheduler daemon and plan mode, ``python -m engine.kube``) sits beside ``vmworld``, on ``scheduling``.
 """
 
 from __future__ import annotations
