@@ -113,7 +113,7 @@ def label_devices(cluster: Cluster) -> np.ndarray:
     """Give every node without a device label the one :func:`device_column` maps it to; returns the column.
 
     Called by the function platform right after a cluster is built (before any placement), so that a function's
-    node selector on ``node.scalelab.io/device`` applies to every layout.
+    node affinity on ``node.scalelab.io/device`` applies to every layout.
     """
     column = device_column(cluster)
     codes = cluster.label_codes.get(NODE_DEVICE)

@@ -8,4 +8,5 @@ TOPOLOGIES: dict[str, str] = {
     "faas_edge": "the urban-sensing layout on faas-sim's measured device types (rpi3, rpi4, rockpi, coral, nano, tx2, nx, nuc, xeoncpu, xeongpu)",
     "openb": "the Alibaba openb GPU cluster's node list",
     "kube_nodes": "a kubectl get nodes -o json dump (kube_nodes_file)",
+    "kube_snapshot": "a cluster snapshot: kubectl get nodes -o json and get pods -A -o json dumps (kube_snapshot_*_file), running pods as allocations",
 }

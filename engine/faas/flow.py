@@ -44,6 +44,7 @@ import numpy as np
 
 from engine.autoscaling.functions import FunctionObservation, FunctionScaler
 from engine.autoscaling.registry import make_function_scaler
+from engine.cluster.constraints import NodeSelectorRequirement, NodeSelectorTerm
 from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_speed
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
@@ -347,7 +348,10 @@ class RequestFlow:
             labels=labels,
             gpus=float(spec.gpus) if gpu else 0.0,
             node_labels_present=(CAPABILITY_TPU,) if tpu else (),
-            node_selector=((ARCH, archs), (NODE_DEVICE, devices)),
+            # required node affinity: the image has the node's arch, and the simulator can run on its device type
+            node_affinity=(
+                NodeSelectorTerm((NodeSelectorRequirement(ARCH, "In", archs), NodeSelectorRequirement(NODE_DEVICE, "In", devices))),
+            ),
         )
 
     # -- the transitions heap ----------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import numpy as np
 
 from engine.cluster.model import GPU_MODEL, STORAGE, Cluster, Pod
 from engine.scheduling.base import Predicate
+from engine.scheduling.node_affinity import NodeAffinity
+from engine.scheduling.taint_toleration import TaintToleration
 
 
 class NodeUnschedulable(Predicate):
@@ -29,6 +31,21 @@ class PodFitsResources(Predicate):
         if pod.gpus > 0:
             fits &= cluster.gpu_free >= pod.gpus
         return fits
+
+
+class PodCapacity(Predicate):
+    """kube's "Too many pods": a node with a pod limit (``status.allocatable.pods``) takes no more pods than that.
+
+    Only imported Kubernetes nodes have a limit; without any the predicate passes every node.
+    """
+
+    name = "PodCapacity"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        limited = cluster.pod_capacity > 0
+        if not limited.any():
+            return None
+        return ~limited | (cluster.pods < cluster.pod_capacity)
 
 
 class GpuModel(Predicate):
@@ -80,23 +97,14 @@ class PodNodeLabels(Predicate):
         return ok
 
 
-class NodeSelector(Predicate):
-    """The pod's ``node_selector``: for each key, the node's value is one of the allowed ones (a function image's archs and devices)."""
-
-    name = "NodeSelector"
-
-    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
-        if not pod.node_selector:
-            return None
-        ok = np.ones(cluster.n, dtype=bool)
-        for key, values in pod.node_selector:
-            ok &= np.logical_or.reduce([cluster.label_equals(key, v) for v in values]) if values else False
-        return ok
-
-
 def default_predicates(avoid_storage_nodes: bool = True) -> list[Predicate]:
-    """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable check and the GPU/label filters."""
-    predicates: list[Predicate] = [NodeUnschedulable(), PodFitsResources()]
+    """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable, taint, node-affinity and pod-count
+    checks (in kube-scheduler's filter order) and the GPU/label filters.
+
+    The Kubernetes checks pass every node of a cluster without taints, pod limits or pods with selectors (every
+    synthesized one), so Skippy mode keeps edgerun-skippy-core's placements there.
+    """
+    predicates: list[Predicate] = [NodeUnschedulable(), TaintToleration(), NodeAffinity(), PodFitsResources(), PodCapacity()]
     if avoid_storage_nodes:
         predicates.append(NodeLabelPresence([STORAGE], present=False, name="NoStorageNode"))
-    return [*predicates, GpuModel(), PodNodeLabels(), NodeSelector()]
+    return [*predicates, GpuModel(), PodNodeLabels()]
