@@ -183,6 +183,8 @@ class LiveSession(param.Parameterized):
 
 def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
     """B's starting difference from A, so the compare tab shows something at once: half the workers."""
+    if "autoscaler" not in sections:  # the functions world: B starts as A
+        return {}
     max_workers = sections["autoscaler"].MAX_WORKERS
     return {"autoscaler.MAX_WORKERS": max(1, max_workers // 2)}
 

@@ -104,7 +104,32 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fmt(value: float, spec: str = ".3f") -> str:
+    return "-" if value != value else format(value, spec)
+
+
+def format_function_summary(summary: dict) -> str:
+    """The functions world's summary: totals, then one line per function (response percentiles, cold starts, replicas, statuses)."""
+    lines = [
+        f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s, world functions",
+        f"  requests {summary['requests_generated']} generated: {summary['requests_completed']} completed, "
+        f"{summary['requests_in_flight']} in flight, {summary['requests_queued']} queued, {summary['requests_rejected']} rejected"
+        f"   cold starts {summary['cold_starts']}   replica-hours {summary['replica_hours']:.2f}",
+        f"  {'function':<22} {'scaler':<18} {'p50 s':>8} {'p95 s':>8} {'p99 s':>8} {'cold':>6} {'replicas now/max/created':>24}"
+        f" {'completed':>10} {'in flight':>9} {'queued':>7} {'rejected':>8}",
+    ]
+    for name, f in summary["functions"].items():
+        replicas = f"{f['replicas_now']}/{f['replicas_max']}/{f['replicas_created']}"
+        lines.append(
+            f"  {name[:22]:<22} {f['scaler']:<18} {_fmt(f['response_p50']):>8} {_fmt(f['response_p95']):>8} {_fmt(f['response_p99']):>8}"
+            f" {f['cold_starts']:>6} {replicas:>24} {f['completed']:>10} {f['in_flight']:>9} {f['queued']:>7} {f['rejected']:>8}"
+        )
+    return "\n".join(lines)
+
+
 def format_summary(summary: dict) -> str:
+    if summary.get("world") == "functions":
+        return format_function_summary(summary)
     return "\n".join(
         [
             f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s",

@@ -6,7 +6,7 @@ import param
 
 from engine.core.params import Section
 
-WORLDS = ["vm"]
+WORLDS = ["vm", "functions"]
 
 
 class RunParams(Section):
@@ -15,7 +15,9 @@ class RunParams(Section):
     key = "run"
 
     world = param.Selector(
-        default="vm", objects=WORLDS, doc="The world simulated: vm (the seed's master/worker application on a VM cloud)."
+        default="vm",
+        objects=WORLDS,
+        doc="The world simulated: vm (the seed's master/worker application on a VM cloud) or functions (function deployments behind a gateway).",
     )
     seed = param.Integer(1, bounds=(0, 2**63 - 1), doc="Seed of the one random generator every component draws from.")
     duration = param.Number(1800.0, bounds=(1.0, 30 * 86400.0), step=60.0, doc="Simulated seconds a headless run covers.")

@@ -56,7 +56,7 @@ class Simulation:
         self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
-        self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
+        self.faults = FaultSchedule(self.env, self.sections[world.faults], self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()
         self.faults.start()
 
@@ -96,7 +96,7 @@ class Simulation:
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
         applied = apply_checked(self.sections, changes, file_check=check_files)
         self.platform.params_changed(applied)
-        if any(key.startswith("faults.") for key in applied):
+        if any(key.split(".", 1)[0] in ("faults", "function_faults") for key in applied):
             self.faults.schedule()  # times added live are scheduled; removing one does not cancel it
         for key, value in applied.items():
             self.log("param", command=key, value=json.dumps(value))
@@ -137,9 +137,14 @@ class Simulation:
         """Rows appended to a table so far (absolute; feeds views by row offset)."""
         return self.recorder.count(table)
 
+    @property
+    def sample_table(self) -> str:
+        """The world's fixed-interval samples table (``samples``; the functions world: ``function_samples``)."""
+        return getattr(self.platform, "sample_table", "samples")
+
     def samples(self, start: int = 0) -> pd.DataFrame:
-        """Fixed-interval samples from row ``start`` on (``engine.vmworld.tables.SAMPLES``)."""
-        return self.frame("samples", start)
+        """Fixed-interval samples from row ``start`` on (``engine.vmworld.tables.SAMPLES``, ``engine.faas.tables.FUNCTION_SAMPLES``)."""
+        return self.frame(self.sample_table, start)
 
     def events(self, start: int = 0) -> pd.DataFrame:
         """The event log from row ``start`` on (``engine.core.events.EVENTS``)."""
@@ -155,7 +160,7 @@ class Simulation:
 
     @property
     def sample_count(self) -> int:
-        return self.count("samples")
+        return self.count(self.sample_table)
 
     @property
     def event_count(self) -> int:
