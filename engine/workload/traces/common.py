@@ -6,12 +6,12 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from engine.core.params import ParamError
+from engine.core.csvfile import FileError, numeric_column, read_csv, require_columns
+from engine.core.csvfile import listing as _listing  # noqa: F401 - the importers' name for it
 
 log = logging.getLogger("engine.workload.traces")
 
@@ -23,13 +23,11 @@ FIELD_FUNCTION = "workload.trace_function"
 _ROW = re.compile(r"^(?:#|row)\s*(\d+)$", re.IGNORECASE)  # '#3' or 'row3' (YAML reads an unquoted #3 as a comment)
 
 
-class TraceError(ParamError):
+class TraceError(FileError):
     """A trace file that cannot be replayed: names the parameter, the file, where in it, and what is allowed."""
 
     def __init__(self, path: str | Path, where: str, message: str, field: str = FIELD_FILE):
-        super().__init__(field, f"{path}: {where}: {message}" if where else f"{path}: {message}")
-        self.path = str(path)
-        self.where = where
+        super().__init__(path, where, message, field)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -44,35 +42,15 @@ def resolve_trace_path(name: str | Path) -> Path:
     return p if p.is_absolute() else TRACE_DIR / p
 
 
+# The CSV checks every importer shares (engine.core.csvfile), raising TraceError naming a trace parameter.
+
+
 def _read_csv(path: Path, text_columns: Sequence[str] = (), field_name: str = FIELD_FILE) -> pd.DataFrame:
-    if not path.is_file():
-        raise TraceError(path, "", "no such file; allowed: a CSV file, relative to data/traces or absolute", field_name)
-    try:
-        df = pd.read_csv(path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""], skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise TraceError(path, "", "the file is empty; allowed: a CSV file with a header line and at least one row", field_name) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise TraceError(path, "", f"not a readable CSV file ({first})", field_name) from None
-    df.columns = [str(c).strip() for c in df.columns]
-    if len(df) == 0:
-        raise TraceError(path, "", "empty trace: the file has a header but no rows; allowed: at least one row", field_name)
-    return df
+    return read_csv(path, field_name, text_columns, TraceError, base="data/traces", noun="trace")
 
 
-def _require(df: pd.DataFrame, path: Path, columns: Sequence[str], fmt: str) -> None:
-    for c in columns:
-        if c not in df.columns:
-            raise TraceError(
-                path,
-                f"column {c!r}",
-                f"missing; the {fmt} format needs columns {', '.join(repr(x) for x in columns)} (found {_listing(df.columns)})",
-            )
-
-
-def _listing(cols: Sequence[Any], n: int = 8) -> str:
-    cols = [str(c) for c in cols]
-    return ", ".join(repr(c) for c in cols[:n]) + (f", ... ({len(cols)} columns)" if len(cols) > n else "")
+def _require(df: pd.DataFrame, path: Path, columns: Sequence[str], fmt: str, field_name: str = FIELD_FILE) -> None:
+    require_columns(df, path, columns, fmt, field_name, TraceError)
 
 
 def _numeric(
@@ -84,35 +62,10 @@ def _numeric(
     minimum: float | None = 0.0,
     rows: Sequence[int] | None = None,
     field_name: str = FIELD_FILE,
+    empty_ok: bool = False,
 ) -> np.ndarray:
-    """Column ``col`` as float64 (or int64), checked: every cell a finite number (>= minimum).
-
-    ``rows`` maps the frame's rows to the file's data rows (when ``df`` is a selection) for messages.
-    """
-    raw = df[col]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    if integer:
-        bad |= np.isfinite(values) & (values != np.round(values))
-    if bad.any():
-        i = int(np.argmax(bad))
-        cell = raw.iloc[i]
-        shown = "an empty cell" if pd.isna(cell) else repr(str(cell).strip())
-        line = (rows[i] if rows is not None else i) + 2
-        raise TraceError(path, f"line {line}, column {col!r}", f"{shown} is not {what}; allowed: {_allowed(integer, minimum)}", field_name)
-    if minimum is not None and (values < minimum).any():
-        i = int(np.argmax(values < minimum))
-        kind = "negative" if minimum == 0 else f"below {minimum:g}"
-        line = (rows[i] if rows is not None else i) + 2
-        raise TraceError(
-            path, f"line {line}, column {col!r}", f"{values[i]:g} is {kind}; allowed: {_allowed(integer, minimum)}", field_name
-        )
-    return values.astype(np.int64) if integer else values
-
-
-def _allowed(integer: bool, minimum: float | None) -> str:
-    kind = "integers" if integer else "numbers"
-    return f"{kind} >= {minimum:g}" if minimum is not None else kind
+    """Column ``col`` as float64 (or int64), checked: every cell a finite number (>= minimum)."""
+    return numeric_column(df, col, path, what, field_name, integer, minimum, rows, empty_ok, TraceError)
 
 
 def _sorted(values: np.ndarray, path: Path, column: str, notes: list[str], rows: np.ndarray) -> np.ndarray:
