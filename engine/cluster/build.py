@@ -10,7 +10,7 @@ import numpy as np
 
 from engine.cluster.files import CLUSTER_DIR, resolve_cluster_path
 from engine.cluster.importers.kube import KubeNodesError, kube_nodes, load_kube_nodes
-from engine.cluster.importers.openb import OPENB_NODES, openb
+from engine.cluster.importers.openb import openb, read_openb_nodes
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
 from engine.cluster.synth import _buckets, _prepull, cloud_regions, urban_sensing
@@ -19,6 +19,13 @@ from engine.core.params import ParamError
 
 def check_files(params: ClusterParams) -> None:
     """Raise :class:`ParamError` when a file the section names is missing or unreadable (cached per file version)."""
+    if params.topology == "openb":
+        if not params.openb_file.strip():
+            raise ParamError(
+                "cluster.openb_file", f"topology openb needs a node list; allowed: a CSV file, relative to {CLUSTER_DIR} or absolute"
+            )
+        read_openb_nodes(resolve_cluster_path(params.openb_file))
+        return
     if params.topology != "kube_nodes":
         return
     allowed_file = f"allowed: a kubectl get nodes -o json dump, relative to {CLUSTER_DIR} or absolute"
@@ -52,7 +59,8 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
     elif params.topology == "kube_nodes":
         cluster = kube_nodes(resolve_cluster_path(params.kube_nodes_file), seeded, params.storage_nodes)
     else:
-        cluster = openb(OPENB_NODES, params.openb_nodes, seeded, params.storage_nodes)
+        path = resolve_cluster_path(params.openb_file)
+        cluster = openb(path, params.openb_nodes, seeded, params.storage_nodes, gpu_nodes_only=params.openb_gpu_nodes_only)
     _buckets(cluster, seeded, int(params.worker_input_mib * MiB))
     if params.topology != "kube_nodes":  # a dump's status.images is the image cache
         _prepull(cluster, params.worker_image, seeded, params.prepull_cloud, params.prepull_fraction)

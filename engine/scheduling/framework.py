@@ -116,6 +116,7 @@ class PlacementDecision:
     predicate_masks: list[tuple[str, np.ndarray]]
     node_names: Sequence[str] = field(repr=False)
     start_index: int = 0
+    devices: tuple[int, ...] = ()  # the GPU devices of the chosen node the pod takes
 
     def breakdown_columns(self) -> dict[str, np.ndarray]:
         """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
@@ -247,6 +248,7 @@ class Scheduler:
         node: int | None = None
         best = 0.0
         needed = None
+        devices: tuple[int, ...] = ()
         if len(nodes):
             pick = int(np.argmax(total))
             if mode == "kube" and self.rng is not None:
@@ -254,9 +256,10 @@ class Scheduler:
                 if len(ties) > 1:
                     pick = int(ties[self.rng.integers(len(ties))])
             node, best = int(nodes[pick]), float(total[pick])
+            devices = cluster.default_devices(pod, node)
             needed = cluster.missing_images(pod, node)
             if bind:
-                cluster.place(pod, node)
+                cluster.place(pod, node, devices)
         return PlacementDecision(
             pod=pod,
             node=node,
@@ -270,6 +273,7 @@ class Scheduler:
             predicate_masks=masks,
             node_names=cluster.names,
             start_index=start,
+            devices=devices,
         )
 
     def cost_seconds(self, decision: PlacementDecision) -> float:
