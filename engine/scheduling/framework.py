@@ -23,8 +23,11 @@ next scan start            after the last feasible node found (drifts      after
 sampling cut-off           all nodes below 5 nodes; float percentage       all nodes below 100; integer percentage
 =========================  ==============================================  ==============================================
 
-Both modes share the predicates (unschedulable, cpu/memory/GPU fit, no storage nodes, GPU model, the pod's
-label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+Both modes share the predicates (unschedulable, cpu/memory/GPU fit device by device, no storage nodes, GPU
+model, the pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES`
+order. With ``SchedulerParams.gpu_policy`` set, one policy of the FGD paper's family (:data:`GPU_POLICIES`,
+:mod:`engine.scheduling.gpu_policy`) scores the feasible nodes instead of the weighted priorities, breaks ties
+by ``tie_break`` and picks the GPU devices; the predicates stay the same.
 Not modelled in kube mode: zone interleaving of the node list, parallel filtering, taints and affinities.
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
@@ -40,12 +43,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
 from engine.core.params import tunable_names
 from engine.scheduling.balanced import BalancedAllocation, BalancedResource
 from engine.scheduling.base import Predicate, Priority, ScoringContext
+from engine.scheduling.best_fit import BestFitPolicy
 from engine.scheduling.capability import Capability
 from engine.scheduling.data_locality import DataLocality
+from engine.scheduling.dot_product import DotProductPolicy
+from engine.scheduling.fgd import FgdPolicy
+from engine.scheduling.gpu_clustering import GpuClusteringPolicy
+from engine.scheduling.gpu_packing import GpuPackingPolicy
+from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
+from engine.scheduling.gpu_random import RandomPolicy
 from engine.scheduling.image_locality import ImageLocality, LatencyAwareImageLocality
 from engine.scheduling.least_allocated import LeastAllocated
 from engine.scheduling.locality_type import LocalityType
@@ -63,6 +74,12 @@ PRIORITIES: tuple[Priority, ...] = (
     BalancedAllocation(),
     LeastAllocated(),
 )
+
+
+#: The FGD paper's policies by the name ``SchedulerParams.gpu_policy`` gives them.
+GPU_POLICIES: dict[str, type[GpuPolicy]] = {
+    cls.name: cls for cls in (RandomPolicy, DotProductPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy, FgdPolicy)
+}
 
 
 def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
@@ -170,7 +187,9 @@ class Scheduler:
     """Places pods on a :class:`Cluster`; weights and mode are read from ``params`` at every decision.
 
     ``explain=True`` also computes zero-weight priorities so that breakdowns show every priority (it does
-    not change placements). ``rng`` breaks kube-mode ties at random; without it the first maximum wins.
+    not change placements). ``rng`` breaks kube-mode ties at random; without it the first maximum wins. The GPU
+    policies draw from two generators spawned from ``rng`` (a fixed node order for ties, their own draws),
+    which leaves ``rng``'s own draws as they were.
     """
 
     def __init__(
@@ -191,6 +210,11 @@ class Scheduler:
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
         self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
+        order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
+        self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
+        self._gpu_policies: dict[str, GpuPolicy] = {}
+        self.target: TargetWorkload | None = None
+        self._trackers: dict[tuple, FragmentationTracker] = {}
         me = weakref.ref(self)  # the watcher must not keep a discarded scheduler (and its cluster) alive
 
         def params_changed(*events: object) -> None:
@@ -200,13 +224,57 @@ class Scheduler:
 
         self.params.param.watch(params_changed, tunable_names(self.params))
 
-    def settings(self) -> tuple[str, int, bool, list[float]]:
-        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority), read once per change."""
+    def settings(self) -> tuple[str, int, bool, list[float], str, str, bool]:
+        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority, gpu_policy, tie_break,
+        exact FGD score), read once per change."""
         if self._settings is None:
             p = self.params
             weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
-            self._settings = (p.mode, p.percentage_of_nodes_to_score, bool(p.avoid_storage_nodes), weights)
+            self._settings = (
+                p.mode,
+                p.percentage_of_nodes_to_score,
+                bool(p.avoid_storage_nodes),
+                weights,
+                p.gpu_policy,
+                p.tie_break,
+                p.fgd_score == "exact",
+            )
         return self._settings
+
+    # -- the FGD paper's policies ------------------------------------------------------------------------
+    def set_target(self, target: TargetWorkload | None) -> None:
+        """The target workload fragmentation is measured against (FGD's score, :attr:`fragmentation`); None: each pod's own shape."""
+        self.target = target
+        self._trackers.clear()
+        for policy in self._gpu_policies.values():
+            policy.reset()
+
+    @property
+    def fragmentation(self) -> FragmentationTracker | None:
+        """The fragmentation of every node for the target workload (None without one)."""
+        if self.target is None:
+            return None
+        return self._tracker(self.target, ())
+
+    def _tracker(self, target: TargetWorkload, key: tuple) -> FragmentationTracker:
+        tracker = self._trackers.get(key)
+        if tracker is None:
+            tracker = self._trackers[key] = FragmentationTracker(self.cluster, target)
+        return tracker
+
+    def _pod_tracker(self, pod: Pod) -> FragmentationTracker:
+        if self.target is not None:
+            return self._tracker(self.target, ())
+        devices, milli = pod.gpu_devices
+        shape = (pod.cpu_millis, milli, devices, "|".join(pod.gpu_models))
+        return self._tracker(target_workload(*([v] for v in shape)), shape)
+
+    def gpu_policy(self, name: str) -> GpuPolicy:
+        """The scheduler's instance of a GPU policy (policies may keep caches between decisions)."""
+        policy = self._gpu_policies.get(name)
+        if policy is None:
+            policy = self._gpu_policies[name] = GPU_POLICIES[name]()
+        return policy
 
     def predicates(self) -> list[Predicate]:
         """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
@@ -217,7 +285,7 @@ class Scheduler:
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
-        mode, percentage, _, weights = self.settings()
+        mode, percentage, _, weights, gpu_policy, tie_break, exact = self.settings()
         n = cluster.n
         masks = []
         for predicate in self.predicates():
@@ -236,7 +304,14 @@ class Scheduler:
         ctx = ScoringContext(cluster, pod, nodes, mode)
         total = np.zeros(len(nodes))
         results = []
-        if len(nodes):
+        policy = None if gpu_policy == "weighted" else self.gpu_policy(gpu_policy)
+        gpu_ctx = None
+        if len(nodes) and policy is not None:
+            tracker = self._pod_tracker(pod) if isinstance(policy, FgdPolicy) else None
+            gpu_ctx = GpuContext(cluster, pod, nodes, self.policy_rng, tracker, exact)
+            raw, total = policy.score(gpu_ctx)
+            results.append(PriorityResult(policy.name, 1.0, raw, total))
+        elif len(nodes):
             for priority, weight in zip(self.priorities, weights, strict=True):
                 if weight == 0 and not self.explain:
                     continue
@@ -250,13 +325,16 @@ class Scheduler:
         needed = None
         devices: tuple[int, ...] = ()
         if len(nodes):
-            pick = int(np.argmax(total))
-            if mode == "kube" and self.rng is not None:
-                ties = np.flatnonzero(total == total[pick])
-                if len(ties) > 1:
-                    pick = int(ties[self.rng.integers(len(ties))])
+            if policy is not None:
+                pick = pick_best(total, nodes, tie_break, self.node_rank, self.policy_rng)
+            else:
+                pick = int(np.argmax(total))
+                if mode == "kube" and self.rng is not None:
+                    ties = np.flatnonzero(total == total[pick])
+                    if len(ties) > 1:
+                        pick = int(ties[self.rng.integers(len(ties))])
             node, best = int(nodes[pick]), float(total[pick])
-            devices = cluster.default_devices(pod, node)
+            devices = policy.devices(gpu_ctx, node) if policy is not None else cluster.default_devices(pod, node)
             needed = cluster.missing_images(pod, node)
             if bind:
                 cluster.place(pod, node, devices)
