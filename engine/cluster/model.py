@@ -438,7 +438,8 @@ class Cluster:
     # ---------------------------------------------------------------- placement state
     def missing_images(self, pod: Pod, node: int) -> list[str]:
         """The pod's images (normalised, one per container) that ``node`` does not hold."""
-        return [image for image in pod.images if not self.image_cached[self.image_index(image), node]]
+        indices = [self.image_index(image) for image in pod.images]  # first: image_index grows the cache for new images
+        return [image for image, i in zip(pod.images, indices, strict=True) if not self.image_cached[i, node]]
 
     def place(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> list[str]:
         """Bind ``pod`` to ``node``: pull its images into the cache, take its requests (GPU shares on ``devices``,

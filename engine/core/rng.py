@@ -17,6 +17,7 @@ STREAMS = {
     "placement": 6,
     "cluster": 7,
     "policy": 8,
+    "pods": 9,
 }
 
 

@@ -31,8 +31,21 @@ def _parse_set(items: list[str]) -> dict:
     return changes
 
 
+def _tables_written(sim: Simulation) -> list[str]:
+    """The tables ``--out`` writes: the VM world's three (and jobs), every recorded table of another world."""
+    if sim.sections["run"].world == "vm":
+        return ["samples", "events", "decisions", *(["jobs"] if sim.jobs_frame() is not None else [])]
+    return sim.tables
+
+
 def _write_outputs(sim: Simulation, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    if sim.sections["run"].world != "vm":
+        for name in _tables_written(sim):
+            sim.frame(name).to_parquet(out / f"{name}.parquet", index=False)
+        (out / "summary.json").write_text(json.dumps(sim.summary(), indent=2, default=float))
+        (out / "recording.json").write_text(json.dumps(sim.recording(), indent=1))
+        return
     sim.samples().to_parquet(out / "samples.parquet", index=False)
     sim.events().to_parquet(out / "events.parquet", index=False)
     sim.decisions().to_parquet(out / "decisions.parquet", index=False)
@@ -44,6 +57,9 @@ def _write_outputs(sim: Simulation, out: Path) -> None:
 
 
 def format_summary(summary: dict) -> str:
+    """The run's headline figures as printed by ``run`` and ``replay`` (per world)."""
+    if summary.get("world") == "pod":
+        return format_pod_summary(summary)
     return "\n".join(
         [
             f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s",
@@ -60,6 +76,39 @@ def format_summary(summary: dict) -> str:
             ),
         ]
     )
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x != x else f"{x:.2f} %"
+
+
+def format_pod_summary(s: dict) -> str:
+    """The pod world's summary: the experiment, the policy, what became of the pods, allocation and fragmentation."""
+    policy = s["gpu_policy"] if s["gpu_policy"] != "weighted" else "weighted priorities"
+    ties = f" (ties: {s['tie_break']}" + (f", score: {s['fgd_score']})" if s["gpu_policy"] == "FGD" else ")")
+    lines = [
+        f"scenario {s['scenario']} (seed {s['seed']}), {s['simulated_seconds']:.0f} simulated s",
+        f"  cluster          {s['nodes']} nodes, {s['gpus']} GPUs   policy {policy}{ties if s['gpu_policy'] != 'weighted' else ''}",
+    ]
+    if s["experiment"] == "fill":
+        end = s["end_pct"]
+        lines += [
+            f"  experiment       cluster filling: {s['pods_submitted']} of {s['pods_in_workload']} pods submitted, "
+            f"{s['arrived_pct']:.2f} % of the GPUs requested, {s['pods_unplaced']} refused",
+            f"  GPU allocation   {_pct(s['gpu_alloc_at_100'])} at 100 % arrived GPU demand, {_pct(s['gpu_alloc_at_end'])} at {end} %",
+            f"  fragmentation    {_pct(s['frag_amount_at_100'])} of the GPUs at 100 %, {_pct(s['frag_amount_at_end'])} at {end} % "
+            f"({_pct(s['frag_ratio_at_end'])} of the free GPUs)",
+        ]
+    else:
+        lines += [
+            f"  experiment       lifetime replay: {s['pods_submitted']} of {s['pods_in_workload']} pods arrived, "
+            f"{s['pods_scheduled']} scheduled ({s['scheduled_share']:.2%}), {s['pods_unplaced']} left before getting a node, "
+            f"{s['pods_waiting']} waiting at the end (at most {s['max_waiting']})",
+            f"  waits            {s['waited_share']:.2%} of the scheduled pods waited; mean {s['wait_mean']:.1f} s, p99 {s['wait_p99']:.1f} s",
+            f"  allocation       GPU {s['gpu_allocated_mean']:.2%} on average over the samples, {s['gpu_allocated_max']:.2%} at most; "
+            f"fragmentation {s['frag_ratio_mean']:.2%} of the free GPUs on average",
+        ]
+    return "\n".join(lines)
 
 
 def _parse_grid(items: list[str]) -> dict[str, list]:
@@ -167,5 +216,5 @@ def main(argv: list[str] | None = None) -> int:
     print(format_summary(sim.summary()))
     if args.out is not None:
         _write_outputs(sim, args.out)
-        print(f"  wrote {args.out}/samples.parquet, events.parquet, decisions.parquet, summary.json, recording.json")
+        print(f"  wrote {args.out}/{'.parquet, '.join(_tables_written(sim))}.parquet, summary.json, recording.json")
     return 0

@@ -224,9 +224,9 @@ class Scheduler:
 
         self.params.param.watch(params_changed, tunable_names(self.params))
 
-    def settings(self) -> tuple[str, int, bool, list[float], str, str, bool]:
+    def settings(self) -> tuple[str, int, bool, list[float], str, str, bool, float, float]:
         """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority, gpu_policy, tie_break,
-        exact FGD score), read once per change."""
+        exact FGD score, schedule_fixed_cost, schedule_cost_per_node), read once per change."""
         if self._settings is None:
             p = self.params
             weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
@@ -238,6 +238,8 @@ class Scheduler:
                 p.gpu_policy,
                 p.tie_break,
                 p.fgd_score == "exact",
+                p.schedule_fixed_cost,
+                p.schedule_cost_per_node,
             )
         return self._settings
 
@@ -285,7 +287,7 @@ class Scheduler:
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
-        mode, percentage, _, weights, gpu_policy, tie_break, exact = self.settings()
+        mode, percentage, _, weights, gpu_policy, tie_break, exact, _, _ = self.settings()
         n = cluster.n
         masks = []
         for predicate in self.predicates():
@@ -356,4 +358,5 @@ class Scheduler:
 
     def cost_seconds(self, decision: PlacementDecision) -> float:
         """Simulated time the decision took: a fixed cost plus a cost per node scored."""
-        return self.params.schedule_fixed_cost + self.params.schedule_cost_per_node * decision.feasible
+        settings = self.settings()  # the params snapshot: reading a param costs microseconds, this runs twice per decision
+        return settings[7] + settings[8] * decision.feasible

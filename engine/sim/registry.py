@@ -16,6 +16,9 @@ from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
+from engine.podworld.params import PodsParams
+from engine.podworld.params import check_files as check_pod_files
+from engine.podworld.world import PodWorld
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
@@ -43,6 +46,7 @@ SECTIONS: dict[str, SectionEntry] = {
     **{key: SectionEntry(cls) for key, cls in POLICY_SECTIONS.items()},
     "cluster": SectionEntry(ClusterParams, check_cluster_files),
     "scheduler": SectionEntry(SchedulerParams),
+    "pods": SectionEntry(PodsParams, check_pod_files),
 }
 
 
@@ -62,6 +66,12 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "autoscaler", "controller", "platform", "workload", "faults", "policy", *POLICY_SECTIONS),
         ("cluster", "scheduler"),
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
+    ),
+    "pod": WorldEntry(
+        PodWorld,
+        ("run", "pods", "cluster", "scheduler"),
+        (),
+        "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
     ),
 }
 

@@ -50,7 +50,8 @@ class Simulation:
         self.inputs: list[dict[str, Any]] = []
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
-        self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
+        # a world without a faults section (the pod world) takes injected faults only
+        self.faults = FaultSchedule(self.env, self.sections.get("faults"), self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()
         self.faults.start()
 

@@ -18,7 +18,9 @@ from engine.scheduling.params import GPU_POLICIES as GPU_POLICY_NAMES
 
 def two_nodes(a: tuple[int, int], b: tuple[int, int], model: str = "T4") -> Cluster:
     """A and B as (cpu millicores, GPUs), 1 TiB of memory each."""
-    specs = [NodeSpec(name, cpu, 1024 * GiB, {ARCH: "amd64", GPU_MODEL: model}, gpus=g) for name, (cpu, g) in zip("AB", (a, b), strict=True)]
+    specs = [
+        NodeSpec(name, cpu, 1024 * GiB, {ARCH: "amd64", GPU_MODEL: model}, gpus=g) for name, (cpu, g) in zip("AB", (a, b), strict=True)
+    ]
     return Cluster(specs, ContainerRegistry({"app": {"amd64": 1}}))
 
 

@@ -67,14 +67,23 @@ def test_gpu_requests_are_read_as_the_artifact_does(tmp_path: Path):
     ("edit", "message"),
     [
         (lambda df: df.drop(columns="gpu_milli"), r"bad\.csv: column 'gpu_milli': missing; the openb format needs"),
-        (lambda df: df.assign(cpu_milli=df.cpu_milli.astype(object).where(df.index != 40, "x")), r"line 42, column 'cpu_milli': 'x' is not"),
+        (
+            lambda df: df.assign(cpu_milli=df.cpu_milli.astype(object).where(df.index != 40, "x")),
+            r"line 42, column 'cpu_milli': 'x' is not",
+        ),
         (lambda df: df.assign(num_gpu=df.num_gpu.where(df.index != 7, -2)), r"line 9, column 'num_gpu': -2 is negative"),
-        (lambda df: df.assign(gpu_milli=df.gpu_milli.astype(float).where(df.index != 3, 0.5)), r"line 5, column 'gpu_milli': '0.5' is not a"),
+        (
+            lambda df: df.assign(gpu_milli=df.gpu_milli.astype(float).where(df.index != 3, 0.5)),
+            r"line 5, column 'gpu_milli': '0.5' is not a",
+        ),
         (
             lambda df: df.assign(deletion_time=df.deletion_time.where(df.index != 11, 1)),
             r"line 13, column 'deletion_time': 1 is before creation_time",
         ),
-        (lambda df: df.assign(pod_phase=df.pod_phase.where(df.index != 0, "Lost")), r"line 2, column 'pod_phase': 'Lost' is not a pod phase"),
+        (
+            lambda df: df.assign(pod_phase=df.pod_phase.where(df.index != 0, "Lost")),
+            r"line 2, column 'pod_phase': 'Lost' is not a pod phase",
+        ),
     ],
 )
 def test_a_bad_row_is_named_by_its_line(tmp_path: Path, edit, message):
