@@ -58,6 +58,15 @@ class PodsParams(Section):
     submit_interval = param.Number(
         1.0, bounds=(1e-6, 3600.0), step=0.5, doc="fill: simulated seconds between two submissions (time is the submission count)."
     )
+    fill_snapshot_pct = param.Number(
+        10.0,
+        bounds=(0.0, 1000.0),
+        step=5.0,
+        doc="fill: a node_samples snapshot every this % of arrived GPU demand, and at the end (0: none).",
+    )
+    replay_snapshot_interval = param.Number(
+        86400.0, bounds=(0.0, 400 * 86400.0), step=3600.0, doc="replay: simulated seconds between two node_samples snapshots (0: none)."
+    )
     target_threshold = param.Number(
         95.0,
         bounds=(1.0, 100.0),

@@ -70,6 +70,22 @@ PODS = table(
     ],
 )
 
+NODE_SAMPLES = table(
+    "node_samples",
+    "Every node at snapshots: fill, each pods.fill_snapshot_pct of arrived GPU demand and at the end; replay, every "
+    "pods.replay_snapshot_interval (one block of rows per snapshot).",
+    [
+        ("time", "float64", "simulated seconds"),
+        ("arrived_pct", "float64", "GPU requests submitted so far, % of the cluster's GPUs"),
+        ("node_index", "int64", "node position (the nodes table)"),
+        ("gpu_milli_free", "int64", "free milli-GPU of the node's devices"),
+        ("frag_milli", "float64", "the node's fragmentation for the target workload, milli-GPU"),
+        ("cpu_free", "int64", "free cpu, millicores"),
+        ("pods", "int64", "pods on the node"),
+    ],
+    layout="blocks",
+)
+
 ALLOCATION_CURVE = table(
     "allocation_curve",
     "fill only: the FGD paper's x-axis, one row per 1 % of arrived GPU demand (0 .. 100 x tune_ratio), averaged over the "

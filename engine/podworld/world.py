@@ -52,7 +52,7 @@ from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.recorder import Recorder
 from engine.podworld.params import FIELD
-from engine.podworld.tables import ALLOCATION_CURVE, PODS, SAMPLES, allocation_curve
+from engine.podworld.tables import ALLOCATION_CURVE, NODE_SAMPLES, PODS, SAMPLES, allocation_curve
 from engine.podworld.workload import pod_target, select_phases, tune_workload
 from engine.scheduling.service import PlacementService
 from engine.workload.traces.common import resolve_trace_path
@@ -76,7 +76,7 @@ class PodWorld:
     """A trace's pods on a cluster: lifetime replay or the FGD paper's cluster filling."""
 
     fault_kinds = FAULT_KINDS
-    tables = (SAMPLES, PODS, ALLOCATION_CURVE)
+    tables = (SAMPLES, NODE_SAMPLES, PODS, ALLOCATION_CURVE)
 
     def __init__(self, env: simpy.Environment, sections: Mapping[str, Section], recorder: Recorder, stream: Stream, log: EventLog):
         self.env = env
@@ -143,7 +143,9 @@ class PodWorld:
         self.max_pending = 0
         self._pods: dict[int, Pod] = {}
         recorder.declare(SAMPLES)
+        recorder.declare(NODE_SAMPLES)
         self._add_sample = recorder.appender(SAMPLES.name)
+        self._next_snapshot = 0.0  # fill: arrived % of the next node snapshot
         recorder.provide(PODS, self._pod_rows)
         recorder.provide(ALLOCATION_CURVE, self._curve_rows)
 
@@ -183,6 +185,8 @@ class PodWorld:
         else:
             self.env.process(self._replay())
             self.env.process(self._sampling())
+            if self.params.replay_snapshot_interval > 0:
+                self.env.process(self._snapshots())
 
     def settle(self, now: float) -> None:
         """Nothing to do: every event is applied when it happens."""
@@ -354,6 +358,37 @@ class PodWorld:
                 self.state[sub] = REFUSED
                 self.counts["unplaced"] += 1
             self._sample()
+            step = self.params.fill_snapshot_pct
+            if step > 0 and (self._arrived_pct() >= self._next_snapshot or sub == len(self.row) - 1):
+                self._snapshot()
+                while self._next_snapshot <= self._arrived_pct():
+                    self._next_snapshot += step
+
+    def _arrived_pct(self) -> float:
+        return 100.0 * self.arrived_milli / self.capacity_milli if self.capacity_milli else 0.0
+
+    def _snapshots(self):
+        interval = self.params.replay_snapshot_interval
+        while True:
+            yield self.env.timeout(interval)
+            self._snapshot()
+
+    def _snapshot(self) -> None:
+        c = self.cluster
+        n = c.n
+        frag = self.tracker.node_milli() if self.tracker is not None else np.zeros(n)
+        self.recorder.extend(
+            "node_samples",
+            {
+                "time": np.full(n, self.env.now),
+                "arrived_pct": np.full(n, self._arrived_pct()),
+                "node_index": np.arange(n),
+                "gpu_milli_free": c.gpu_milli_free.sum(axis=1),
+                "frag_milli": frag,
+                "cpu_free": c.cpu_free.copy(),
+                "pods": c.pods.copy(),
+            },
+        )
 
     def _sampling(self):
         interval = self.sections["run"].sample_interval
