@@ -99,6 +99,12 @@ def test_fill_submits_in_order_refuses_what_fits_nowhere_and_bins_the_curve(tmp_
     assert (curve.gpu_allocated_pct[13], curve.submissions[13]) == (12.5, 0) and np.isnan(curve.gpu_allocated_pct[5])
     summary = sim.summary()
     assert summary["experiment"] == "fill" and summary["pods_unplaced"] == int((p.outcome == "refused").sum())
+    # node snapshots every 10 % of arrived demand (and at the end): the nodes' fragmentation sums to the cluster's
+    snaps = sim.frame("node_samples")
+    assert (snaps.groupby("time").size() == 2).all() and snaps.time.iloc[-1] == s.time.iloc[-1]
+    per_time = snaps.groupby("time").frag_milli.sum()
+    assert np.allclose(per_time.to_numpy(), s.set_index("time").frag_milli[per_time.index].to_numpy())
+    assert (snaps.groupby("time").gpu_milli_free.sum() == s.set_index("time").gpu_milli_idle[per_time.index]).all()
 
 
 def test_tuning_appends_draws_until_the_target_and_the_artifacts_stop_rule_can_overshoot():
