@@ -8,6 +8,7 @@
   next draw would pass the target; above it, random pods are removed until it fits. CPU-only draws never
   stop the loop, so the workload keeps the trace's share of CPU-only pods.
 * :func:`pod_target`: the target workload fragmentation is measured against (the pods' own shapes).
+* :func:`trace_pod`: one pod of the list as the scheduler sees it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from engine.cluster.fragmentation import TargetWorkload, target_workload
+from engine.cluster.model import Container, MiB, Pod
 from engine.workload.traces.openb import OpenbPodList
+
+#: The image a trace's pod runs (the trace names none); the pod world registers it with size 0, so placing costs no pull.
+POD_IMAGE = "openb/pod:latest"
 
 
 def select_phases(pods: OpenbPodList, rule: str) -> np.ndarray:
@@ -74,3 +79,16 @@ def pod_target(pods: OpenbPodList, rows: np.ndarray, threshold: float, include_c
     """The target workload of the pods ``rows``: their most popular shapes covering ``threshold`` % (see fragmentation)."""
     devices, milli = pods.gpu_request()
     return target_workload(pods.cpu_milli[rows], milli[rows], devices[rows], pods.gpu_spec[rows], threshold, include_cpu_pods)
+
+
+def trace_pod(pods: OpenbPodList, row: int) -> Pod:
+    """Row ``row`` of the pod list as a pod: its cpu and memory requests, GPU devices and share, and model constraint."""
+    devices, milli = (int(a[row]) for a in pods.gpu_request())
+    spec = str(pods.gpu_spec[row])
+    return Pod(
+        str(pods.name[row]),
+        (Container(POD_IMAGE, int(pods.cpu_milli[row]), int(pods.memory_mib[row]) * MiB),),
+        gpus=devices * milli / 1000.0,
+        gpu_models=tuple(m for m in spec.split("|") if m),
+        gpu_milli=milli if devices else 0,
+    )

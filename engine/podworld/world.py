@@ -46,14 +46,14 @@ from typing import Any
 import numpy as np
 import simpy
 
-from engine.cluster.model import ARCH, GPU_MILLI, GPU_MODEL, Container, MiB, Pod
+from engine.cluster.model import ARCH, GPU_MILLI, GPU_MODEL, MiB, Pod
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.recorder import Recorder
 from engine.podworld.params import FIELD
 from engine.podworld.tables import ALLOCATION_CURVE, NODE_SAMPLES, PODS, SAMPLES, allocation_curve
-from engine.podworld.workload import pod_target, select_phases, tune_workload
+from engine.podworld.workload import POD_IMAGE, pod_target, select_phases, trace_pod, tune_workload
 from engine.scheduling.service import PlacementService
 from engine.workload.traces.common import resolve_trace_path
 from engine.workload.traces.openb import read_openb_pod_list
@@ -62,8 +62,6 @@ FAULT_KINDS: dict[str, str] = {
     "node_failure": "a node fails (node=NAME or position, default the node with the most pods): its pods wait again (replay) or are lost (fill)",
     "node_recovery": "a failed node is schedulable again (node=NAME or position); waiting pods are retried",
 }
-#: The image a trace's pod runs (the trace names none): registered with size 0, so placing costs no pull.
-POD_IMAGE = "openb/pod:latest"
 
 # what happened to a submission
 WAITING, RUNNING, COMPLETED, WITHDRAWN, REFUSED, LOST = range(6)
@@ -166,16 +164,7 @@ class PodWorld:
         """The trace's pod of ``row`` as the scheduler sees it (built once)."""
         pod = self._pods.get(row)
         if pod is None:
-            t = self.trace
-            devices, milli = int(self.devices[row]), int(self.milli[row])
-            spec = str(t.gpu_spec[row])
-            pod = self._pods[row] = Pod(
-                str(t.name[row]),
-                (Container(POD_IMAGE, int(t.cpu_milli[row]), int(t.memory_mib[row]) * MiB),),
-                gpus=devices * milli / 1000.0,
-                gpu_models=tuple(m for m in spec.split("|") if m),
-                gpu_milli=milli if devices else 0,
-            )
+            pod = self._pods[row] = trace_pod(self.trace, row)
         return pod
 
     # -- Platform ---------------------------------------------------------------------------------------

@@ -8,11 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.cluster.importers.openb import OPENB_NODES, openb
 from engine.core.params import ParamError
-from engine.podworld.workload import select_phases, tune_workload
+from engine.podworld.workload import POD_IMAGE, select_phases, trace_pod, tune_workload
+from engine.scheduling import Scheduler, SchedulerParams
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 from engine.sim.simulation import Simulation
+from engine.workload.traces.common import resolve_trace_path
 from engine.workload.traces.openb import read_openb_pod_list
+
+OPENB_PODS = resolve_trace_path("alibaba-openb/openb_pod_list_default.csv")
 
 POD_COLUMNS = ["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time"]
 
@@ -198,3 +203,37 @@ def test_the_openb_lifetime_replay_schedules_every_pod_with_a_lifetime():
     assert samples.running.max() <= 56  # the trace never has more than 56 pods alive at once
     pods = sim.frame("pods")
     assert (pods.outcome == "completed").sum() == 8151 and pods.qos.value_counts()["LS"] == 4647
+
+
+def test_on_a_real_node_a_share_goes_to_the_partly_used_device_and_small_fragments_refuse_a_pod(tmp_path: Path):
+    nodes = pd.read_csv(OPENB_NODES)
+    one = tmp_path / "one.csv"
+    nodes[nodes.sn == "openb-node-1116"].to_csv(one, index=False)  # 104 CPUs, 2 T4
+    cluster = openb(one, storage=False)
+    cluster.registry.add(POD_IMAGE, {"amd64": 0})
+    trace = read_openb_pod_list(OPENB_PODS)
+    row = {name: i for i, name in enumerate(trace.name.tolist())}
+    share, small, tiny = (trace_pod(trace, row[f"openb-pod-{i:04d}"]) for i in (1, 109, 25))  # 0.46, 0.16 and 0.11 GPU
+    s = Scheduler(cluster, SchedulerParams(mode="kube"))
+    assert [s.schedule(share).devices for _ in range(3)] == [(0,), (0,), (1,)]  # the second shares device 0
+    assert cluster.gpu_milli_free[0].tolist() == [80, 540]
+    assert [s.schedule(small).devices for _ in range(3)] == [(1,), (1,), (1,)]  # the partly used device that fits
+    assert cluster.gpu_milli_free[0].tolist() == [80, 60]
+    # 140 milli-GPU free on the node, but no device has 110: the 0.11-GPU pod is refused (pooled GPUs took it)
+    assert s.schedule(tiny, bind=False).node is None
+
+
+def test_gpu_spec_is_honoured_on_the_openb_samples(tmp_path: Path):
+    df = pd.read_csv(OPENB_PODS, dtype={"gpu_spec": str}).iloc[4000:4400].copy()
+    gpu = (df.num_gpu > 0) & (df.gpu_milli > 0)
+    df.loc[gpu, "gpu_spec"] = "V100M16|V100M32"
+    path = tmp_path / "v100.csv"
+    df.to_csv(path, index=False)
+    body = load_scenario("openb").to_dict()
+    body["pods"]["pod_file"] = str(path)
+    sim = Simulation(Scenario.from_dict(body, origin="test"), seed=2).run()
+    pods = sim.frame("pods").merge(sim.frame("nodes")[["node", "gpu_model"]], on="node", how="left")
+    placed = pods[pods.bound_at.notna()]
+    assert (placed.num_gpu > 0).sum() > 200 and (placed.num_gpu == 0).sum() > 20
+    assert set(placed[placed.num_gpu > 0].gpu_model) <= {"V100M16", "V100M32"}
+    assert set(placed[placed.num_gpu == 0].gpu_model) - {"V100M16", "V100M32"}  # CPU pods go anywhere
