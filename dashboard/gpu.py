@@ -47,7 +47,7 @@ class GpuDeviceView:
 
     @staticmethod
     def _empty() -> tuple[np.ndarray, list[str]]:
-        return np.full((1, 1), np.nan), []
+        return np.zeros((1, 1)), []
 
     def set_nodes(self, nodes: pd.DataFrame) -> None:
         """The grid's layout from the ``nodes`` table: GPU nodes by model, then position; one column per device."""

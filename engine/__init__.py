@@ -10,7 +10,8 @@ The public API, all that the dashboard and notebooks use::
 
 Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
 ``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
-``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps).
+``scheduling`` < ``vmworld`` | ``podworld`` (the worlds) < ``sim`` (Simulation, scenarios, faults, recordings) <
+``runs`` (cli, sweeps).
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ class PodWorld:
         """Nothing to do: every event is applied when it happens."""
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
-        """Scheduler changes apply at the next placement; the pods section is read once, when the world is built."""
+        """Scheduler changes apply at the next placement (the pods section is fixed for a run: the registry says so)."""
 
     def fault_targets(self, kind: str) -> list[int]:
         return []

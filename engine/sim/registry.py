@@ -58,6 +58,7 @@ class WorldEntry:
     sections: tuple[str, ...]
     optional: tuple[str, ...] = ()
     doc: str = ""
+    fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
 
 
 WORLDS: dict[str, WorldEntry] = {
@@ -72,6 +73,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "pods", "cluster", "scheduler"),
         (),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
+        fixed=("pods",),
     ),
 }
 

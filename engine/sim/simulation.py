@@ -80,8 +80,9 @@ class Simulation:
         take effect at the next decision (controller), window (workload) or placement (scheduler), and are
         logged.
         """
+        fixed = WORLDS[self.sections["run"].world].fixed
         for key in changes:
-            if key in _FIXED_PER_RUN:
+            if key in _FIXED_PER_RUN or key.split(".", 1)[0] in fixed:
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
         applied = apply_checked(self.sections, changes, file_check=check_files)
         self.platform.params_changed(applied)

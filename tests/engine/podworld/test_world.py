@@ -145,6 +145,10 @@ def test_a_node_failure_sends_its_pods_back_to_wait(tmp_path: Path):
     assert sim.frame("placements").action.tolist() == ["bind", "bind", "lost", "bind"]
     with pytest.raises(ParamError, match="node_recovery needs"):
         sim.inject("node_recovery")
+    with pytest.raises(ParamError, match=r"^pods\.tune_ratio: is fixed for a run"):
+        sim.set_params({"pods.tune_ratio": 1.0})
+    sim.set_params({"scheduler.gpu_policy": "FGD"})  # the scheduler changes live, at the next placement
+    assert sim.sections["scheduler"].gpu_policy == "FGD"
 
 
 def test_chunked_advances_give_identical_frames(tmp_path: Path):
