@@ -2,8 +2,8 @@
 
 As the artifact's ``dot_product_score.go`` with ``-dimext merge -norm max``: node free ``[cpu_left, gpu_left]``
 and pod request ``[cpu, devices x share]``, both divided by ``[128 CPUs, 8 GPUs]``; score
-``int(100 * (1 - dot / 2))``. The *smallest* dot product wins (the artifact's comment: "the larger the dot
-product, the lower the score"), the reverse of Tetris's alignment; reproduced as the artifact has it.
+``int(100 * (1 - dot / 2))``. The *smallest* dot product wins (the artifact scores a larger product lower, on
+purpose by its comments), the reverse of Tetris's alignment; reproduced as the artifact has it.
 """
 
 from __future__ import annotations
