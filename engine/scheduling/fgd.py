@@ -40,8 +40,8 @@ class FgdPolicy(GpuPolicy):
     name = "FGD"
 
     def __init__(self) -> None:
-        self._cache: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._best_device = np.zeros(0, dtype=np.int64)  # per node: the device of the latest sharing pod scored
+        self._cache: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._best_device = np.zeros(0, dtype=np.int64)  # per node: the best device for the latest pod scored
 
     def reset(self) -> None:
         self._cache.clear()
@@ -77,11 +77,11 @@ class FgdPolicy(GpuPolicy):
         tracker = ctx.fragmentation
         assert tracker is not None, "FGD needs a fragmentation tracker"
         key = (ctx.cpu, ctx.devices, ctx.milli, ctx.pod.gpu_models, id(tracker), ctx.exact)
-        n, width = ctx.cluster.n, ctx.cluster.gpu_devices_max
+        n = ctx.cluster.n
         entry = self._cache.get(key)
-        if entry is None:
-            entry = self._cache[key] = (np.zeros((n, width)), np.zeros((n, width)), np.full(n, -1, dtype=np.int64))
-        deltas, scores, seen = entry
+        if entry is None:  # per node: the best device's change and score, that device, and the node version they are for
+            entry = self._cache[key] = (np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
+        deltas, scores, best, seen = entry
         nodes = ctx.nodes
         stale = nodes[seen[nodes] != ctx.cluster.version[nodes]]
         if len(stale):
@@ -91,14 +91,12 @@ class FgdPolicy(GpuPolicy):
             s = d.copy()
             if not ctx.exact:
                 s[finite] = np.trunc(MAX_SCORE / (1.0 + np.exp(-d[finite] / 1000.0)))
-            deltas[stale], scores[stale] = d, s
+            device = s.argmax(axis=1)  # the first device with the best score
+            rows = np.arange(len(stale))
+            deltas[stale], scores[stale], best[stale] = d[rows, device], s[rows, device], device
             seen[stale] = ctx.cluster.version[stale]
-        best = scores[nodes].argmax(axis=1)  # the first device with the best score
-        if ctx.sharing:
-            if len(self._best_device) != n:
-                self._best_device = np.zeros(n, dtype=np.int64)
-            self._best_device[nodes] = best
-        return deltas[nodes, best], scores[nodes, best]
+        self._best_device = best
+        return deltas[nodes], scores[nodes]
 
     def devices(self, ctx: GpuContext, node: int) -> tuple[int, ...]:
         if ctx.sharing:

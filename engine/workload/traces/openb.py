@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -91,10 +92,14 @@ class OpenbPodList:
 
     def gpu_request(self) -> tuple[np.ndarray, np.ndarray]:
         """(devices, milli-GPU on each) per pod, read as the FGD artifact does: shares above 1000 count as 1000, and a
-        pod with a zero share or zero GPUs asks for none."""
+        pod with a zero share or zero GPUs asks for none (read-only arrays, computed once)."""
+        return self._request
+
+    @cached_property
+    def _request(self) -> tuple[np.ndarray, np.ndarray]:
         milli = np.minimum(self.gpu_milli, GPU_MILLI)
         gpu = (milli > 0) & (self.num_gpu > 0)
-        return np.where(gpu, self.num_gpu, 0), np.where(gpu, milli, 0)
+        return _frozen(np.where(gpu, self.num_gpu, 0)), _frozen(np.where(gpu, milli, 0))
 
     def models(self) -> list[str]:
         """The GPU models the pods name in ``gpu_spec``, sorted."""
