@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 #: Tables the dashboard's views read (those a run does not record are skipped).
-VIEW_TABLES = ("samples", "events", "decisions", "nodes", "placements", "breakdowns")
+VIEW_TABLES = ("samples", "events", "decisions", "nodes", "placements", "breakdowns", "function_samples")
 
 
 class TableSource(Protocol):

@@ -84,9 +84,11 @@ class LiveSession(param.Parameterized):
             self.seed = self.sim.seed
         self._adopt(self.sim)
 
-    def load_recording(self, recording: dict[str, Any]) -> None:
-        """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over."""
-        sim = Simulation.replay(recording)
+    def load_recording(self, recording: dict[str, Any], origin: str = "recording") -> None:
+        """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over.
+
+        Raises ``engine.ScenarioError`` naming ``origin`` when it cannot be replayed; the session is then unchanged."""
+        sim = Simulation.replay(recording, origin=origin)
         self._custom[sim.scenario.name] = sim.scenario
         if sim.scenario.name not in self.param.scenario.objects:
             self.param.scenario.objects = [*self.param.scenario.objects, sim.scenario.name]
@@ -185,6 +187,8 @@ class LiveSession(param.Parameterized):
 
 def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
     """B's starting difference from A, so the compare tab shows something at once: half the workers."""
+    if "autoscaler" not in sections:  # the functions world: B starts as A
+        return {}
     max_workers = sections["autoscaler"].MAX_WORKERS
     return {"autoscaler.MAX_WORKERS": max(1, max_workers // 2)}
 

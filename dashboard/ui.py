@@ -9,13 +9,15 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import panel as pn
 import param
 
 from dashboard.controls import SectionControls
+from dashboard.functions import FunctionsView, is_function_slot, is_function_world
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import KpiRow, RunView, TimeSeriesViews
-from engine import SCHEDULER_PRESETS, Scenario
+from engine import SCHEDULER_PRESETS, InputError, ParamError, Scenario, parse_recording
 
 #: Order and titles of the control cards; sections not named here follow, collapsed.
 SECTION_CARDS = [
@@ -49,7 +51,7 @@ class LiveControls:
         self.session = session
         live = session.sim.sections
         keys = [k for k, _, _ in SECTION_CARDS if k in live] + [k for k in live if k not in dict((c[0], 0) for c in SECTION_CARDS)]
-        keys = [k for k in keys if k not in NOT_LIVE and (sections is None or k in sections)]
+        keys = [k for k in keys if k not in NOT_LIVE and not is_function_slot(k) and (sections is None or k in sections)]
         titles = {k: (t, c) for k, t, c in SECTION_CARDS}
         self.sections: dict[str, SectionControls] = {}
         cards = []
@@ -173,7 +175,9 @@ class CompareView:
         self.pair.tick(wall_dt)
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
             new = s.poll()
-            self.views.push(label, new["samples"], new["events"], s.sim.sections["run"].sample_interval)
+            self.views.push(
+                label, new.get("samples", pd.DataFrame()), new.get("events", pd.DataFrame()), s.sim.sections["run"].sample_interval
+            )
         a, b = self.pair.a.kpis(), self.pair.b.kpis()
         diff = {k: b[k] - a[k] for k in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")}
         self.kpi_a.update(a)
@@ -207,6 +211,7 @@ class Dashboard(pn.viewable.Viewer):
 
         s = self.session
         self.fault_alert = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
+        self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         play = pn.widgets.Toggle.from_param(s.param.playing, label="▶ Play / ❚❚ Pause", color="success")
         step = pn.widgets.Button(label="Step", color="default")
         step.on_click(lambda e: self._step())
@@ -266,9 +271,11 @@ class Dashboard(pn.viewable.Viewer):
             dynamic=False,
             sizing_mode="stretch_width",
         )
-        main = pn.Column(self.kpis.pane, self.tabs, sizing_mode="stretch_width")
+        self.functions = FunctionsView()  # a Functions tab, shown for function scenarios (_show_functions)
+        main = pn.Column(self.stuck_alert, self.kpis.pane, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
         s.param.watch(self._session_rebuilt, "generation")
+        self._show_functions()
         self.refresh()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -330,16 +337,53 @@ class Dashboard(pn.viewable.Viewer):
         new = self._timed("poll", s.poll)
         self.run_view.sample_interval = s.sim.sections["run"].sample_interval
         self.run_view.push(new, s.sim.now, all_views=not s.playing, timed=self._timed)
+        if self._functions_shown:  # the plots redraw every 20th tick (2 s), and only while their tab is open
+            visible = self.tabs.active < len(self.tabs.objects) and self.tabs.objects[self.tabs.active] is self.functions.layout
+            self._timed("functions", self.functions.push, new, s.sim.now, visible and (self._ticks % 20 == 0 or not s.playing))
         if self._ticks % 2 == 0 or not s.playing:
             self._timed("kpis", lambda: self.kpis.update(s.kpis()))
         self._ticks += 1
         self.node_fault.disabled = not s.has_cluster
+        self._show_alerts(new.get("events"))
         if self._ticks % 10 == 0 and self.tick_seconds:
             ms = np.array(self.tick_seconds) * 1000
             self.status.object = f"sim t = {s.sim.now:,.0f} s · server tick {np.median(ms):.1f} ms (p95 {np.percentile(ms, 95):.1f})"
 
+    def _show_functions(self) -> None:
+        """The Functions tab (after the others, so their positions stay) for a functions world, with its live controls."""
+        self._functions_shown = is_function_world(self.session.sim.tables)
+        self.functions.clear()
+        shown = [i for i, o in enumerate(self.tabs.objects) if o is self.functions.layout]
+        if self._functions_shown:
+            self.functions.bind_controls(self.session.sim.sections, self.session.apply)
+            if not shown:
+                self.tabs.append(("Functions", self.functions.layout))
+        elif shown:
+            self.tabs.pop(shown[0])
+
+    def _show_alerts(self, events: Any) -> None:
+        """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
+        if events is None or not len(events):
+            return
+        alerts = events[events["kind"] == "alert"]
+        if not len(alerts):
+            return
+        last = alerts.iloc[-1]
+        if last["command"] == "controller_stuck":
+            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
+            self.stuck_alert.object = (
+                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
+                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
+                "turn on *resume_when_stuck* in the Controller card to let it."
+            )
+            self.stuck_alert.visible = True
+        else:
+            self.stuck_alert.visible = False
+
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
+        self._show_functions()
         self.run_view.clear()
+        self.stuck_alert.visible = False
         if self.session.scenario != self._controls_scenario:
             self._rebuild_controls()
         self.refresh()
@@ -357,9 +401,10 @@ class Dashboard(pn.viewable.Viewer):
     def _replay_uploaded(self, event: param.parameterized.Event) -> None:
         if not event.new:
             return
+        origin = self.replay.filename or "uploaded recording"
         try:
-            self.session.load_recording(json.loads(event.new))
-        except (ValueError, KeyError, TypeError) as err:  # ScenarioError and ParamError are ValueErrors
+            self.session.load_recording(parse_recording(event.new, origin), origin=origin)
+        except (InputError, ParamError) as err:  # one line naming the file; the live session carries on
             self.fault_alert.object = f"Recording not loaded: {err}"
             self.fault_alert.visible = True
             return

@@ -10,20 +10,24 @@ The public API, all that the dashboard and notebooks use::
 
 Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
 ``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
-``scheduling`` < ``vmworld`` | ``podworld`` (the worlds) < ``sim`` (Simulation, scenarios, faults, recordings) <
-``runs`` (cli, sweeps).
+``scheduling`` < ``vmworld`` | ``faas`` | ``podworld`` (the three worlds: the seed's VM cloud, function deployments, a
+trace's pods on a cluster) < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps); ``kube`` (the
+Kubernetes scheduler daemon and plan mode, ``python -m engine.kube``) sits beside ``vmworld``, on ``scheduling``.
+``Simulation("faas-edge")`` runs the functions world (``run.world: functions``), ``Simulation("openb")`` the pod world.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from engine.core.inputs import InputError
 from engine.core.params import ParamError, Section, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
-from engine.sim.recording import check_recording
+from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
+from engine.sim.sessions import Recording, RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
 __all__ = [
@@ -31,7 +35,10 @@ __all__ = [
     "SECTIONS",
     "SECTION_CLASSES",
     "WORLDS",
+    "InputError",
     "ParamError",
+    "Recording",
+    "RecordingMismatch",
     "Scenario",
     "ScenarioError",
     "Section",
@@ -40,6 +47,8 @@ __all__ = [
     "check_recording",
     "coerce",
     "list_scenarios",
+    "load_recording",
+    "parse_recording",
     "load_scenario",
     "save_scenario",
     "sweep",

@@ -1,4 +1,4 @@
-"""The scaling policies, listed in one explicit table, and the section that picks one.
+"""The scaling policies, listed in one explicit table, and the section that picks one; the per-function scalers' table.
 
 Adding a policy: write its module (a class with ``name``, ``seed_scale_in`` and ``decide``, and its
 param section if it has tunables) and add one row to :data:`POLICIES`. The simulation's section table
@@ -13,6 +13,16 @@ from dataclasses import dataclass
 import param
 
 from engine.autoscaling.base import ScalingPolicy
+from engine.autoscaling.functions import (
+    AverageRpsScaler,
+    FunctionScaler,
+    HPATarget,
+    IdleScaler,
+    Overlay,
+    PolicyScaler,
+    QueuePerReplicaScaler,
+    RpsThresholdScaler,
+)
 from engine.autoscaling.hpa import HPAParams, HPAPolicy
 from engine.autoscaling.keda import KEDAParams, KEDAPolicy
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
@@ -62,3 +72,66 @@ def make_policy(sections: Mapping[str, Section]) -> ScalingPolicy:
     if entry is None:
         raise ParamError("policy.kind", f"{kind!r} is not a policy; allowed: {', '.join(POLICIES)}")
     return entry.build(sections)
+
+
+# ---- per-function scalers (the function platform) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FunctionScalerEntry:
+    """One row of the function scaler table: how to build it from the function's section and the shared ones.
+
+    ``interval`` is its round in seconds when the function's ``scale_interval`` is 0 (each reference's own
+    default); ``build`` is None for a scaler that decides per request inside the request flow.
+    """
+
+    build: Callable[[Section, Mapping[str, Section]], FunctionScaler] | None
+    interval: float
+    doc: str
+
+
+_HPA_NAMES = {"min_replicas": "min_replicas", "max_replicas": "max_replicas", "target_utilization": "target_utilization"}
+
+
+def _hpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
+    return PolicyScaler("hpa", HPAPolicy(Overlay(s["hpa"], HPATarget(fn), _HPA_NAMES)), fn)  # type: ignore[arg-type]
+
+
+def _kpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
+    names = {"min_scale": "min_replicas", "max_scale": "max_replicas", "container_concurrency": "target_concurrency"}
+    return PolicyScaler("kpa", KPAPolicy(Overlay(s["kpa"], fn, names)), fn)  # type: ignore[arg-type]
+
+
+def _keda(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
+    names = {"min_replica_count": "min_replicas", "max_replica_count": "max_replicas", "target_queue_length": "target_keda_queue"}
+    return PolicyScaler("keda", KEDAPolicy(Overlay(s["keda"], fn, names), Overlay(s["hpa"], fn, _HPA_NAMES)), fn)  # type: ignore[arg-type]
+
+
+FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
+    "none": FunctionScalerEntry(None, 0.0, "a fixed count: min_replicas replicas"),
+    "per_request": FunctionScalerEntry(
+        None, 0.0, "public FaaS clouds: a request without an idle warm instance starts one (cold); idle_timeout expires them"
+    ),
+    "rps_threshold": FunctionScalerEntry(lambda fn, s: RpsThresholdScaler(fn), 10.0, "faas-sim FaasRequestScaler: rps against target_rps"),
+    "average_rps": FunctionScalerEntry(
+        lambda fn, s: AverageRpsScaler(fn), 50.0, "faas-sim AverageFaasRequestScaler: invocations per replica against target_average_rps"
+    ),
+    "queue_per_replica": FunctionScalerEntry(
+        lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
+    ),
+    "scale_to_zero": FunctionScalerEntry(lambda fn, s: IdleScaler(fn), 30.0, "OpenFaaS: zero after idle_timeout, woken by the gateway"),
+    "hpa": FunctionScalerEntry(
+        _hpa, 15.0, "Kubernetes HPA on cpu use of the request (the resource model) or on requests per replica (hpa_metric)"
+    ),
+    "kpa": FunctionScalerEntry(_kpa, 2.0, "Knative KPA on concurrency (in service + waiting)"),
+    "keda": FunctionScalerEntry(_keda, 15.0, "KEDA on waiting requests per replica"),
+    "queue_drain": FunctionScalerEntry(
+        lambda fn, s: PolicyScaler("queue_drain", QueueDrainPolicy(), fn), 10.0, "the seed's drain-time band on the waiting requests"
+    ),
+}
+
+
+def make_function_scaler(fn: Section, sections: Mapping[str, Section]) -> FunctionScaler | None:
+    """The scaler a function's ``scaler`` names (None for none and per_request), reading its live params."""
+    entry = FUNCTION_SCALERS[fn.scaler]
+    return None if entry.build is None else entry.build(fn, sections)

@@ -1,6 +1,6 @@
 """The cluster section: which layout the workers are placed on, and the worker pod's spec.
 
-No file is read here: the kube_nodes dump and the openb node list are checked when a scenario is built
+No file is read here: the kube_nodes and kube_snapshot dumps and the openb node list are checked when a scenario is built
 (:func:`engine.cluster.build.check_files`).
 """
 
@@ -26,20 +26,22 @@ class ClusterParams(Section):
     seed_offset = param.Integer(0, bounds=(0, 2**31 - 1), doc="Added to the run seed for the cluster only: another cluster, same run.")
     storage_nodes = param.Boolean(
         True,
-        doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one) holding data buckets.",
+        doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one; kube_snapshot: only the dump's) holding data buckets.",
     )
     nodes = param.Integer(100, bounds=(1, 50000), doc="cloud_regions: total nodes, split evenly over the regions.")
     regions = param.Integer(10, bounds=(1, 100), doc="cloud_regions: number of regions.")
     edge_fraction = param.Number(
         0.0, bounds=(0.0, 1.0), step=0.05, doc="cloud_regions: share of nodes that are small edge sites (locality edge)."
     )
-    cells = param.Integer(6, bounds=(1, 500), doc="urban_sensing: cells of small ARM devices.")
-    devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing: devices per cell.")
-    cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing: cloudlets with accelerators, each serving some cells.")
-    cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing: VMs in the cloud region.")
-    edge_uplink_mbps = param.Number(50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing: uplink of a cell's devices, Mbit/s.")
+    cells = param.Integer(6, bounds=(1, 500), doc="urban_sensing / faas_edge: cells of small devices.")
+    devices_per_cell = param.Integer(8, bounds=(1, 200), doc="urban_sensing / faas_edge: devices per cell.")
+    cloudlets = param.Integer(3, bounds=(0, 100), doc="urban_sensing / faas_edge: cloudlets with accelerators, each serving some cells.")
+    cloud_nodes = param.Integer(10, bounds=(0, 5000), doc="urban_sensing / faas_edge: VMs in the cloud region.")
+    edge_uplink_mbps = param.Number(
+        50.0, bounds=(1.0, 10000.0), step=5.0, doc="urban_sensing / faas_edge: uplink of a cell's devices, Mbit/s."
+    )
     backbone_mbps = param.Number(
-        1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing: backbone between cloudlets and the cloud, Mbit/s."
+        1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing / faas_edge: backbone between cloudlets and the cloud, Mbit/s."
     )
     openb_nodes = param.Integer(
         0, bounds=(0, 1_000_000), doc="openb: nodes taken from the node list (0 = all), a seeded sample in file order."
@@ -55,11 +57,23 @@ class ClusterParams(Section):
         "kube-nodes-sample.json",
         doc="kube_nodes: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (capacities, labels, cordons and image caches come from it).",
     )
+    kube_snapshot_nodes_file = param.String(
+        "kube-snapshot/nodes.json",
+        doc="kube_snapshot: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (nodes in name order, with their labels, taints, pod limits and image caches).",
+    )
+    kube_snapshot_pods_file = param.String(
+        "kube-snapshot/pods.json",
+        doc="kube_snapshot: a `kubectl get pods -A -o json` dump of the same cluster, relative to data/clusters or absolute (pods bound to a node and not finished take their requests there).",
+    )
     prepull_cloud = param.Boolean(
-        True, doc="Cloud nodes start with the worker image in their cache (not kube_nodes: the dump's status.images is the cache)."
+        True,
+        doc="Cloud nodes start with the worker image in their cache (not kube_nodes / kube_snapshot: the dump's status.images is the cache).",
     )
     prepull_fraction = param.Number(
-        0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached (not kube_nodes)."
+        0.0,
+        bounds=(0.0, 1.0),
+        step=0.05,
+        doc="Share of the other nodes that start with the worker image cached (not kube_nodes / kube_snapshot).",
     )
     worker_image = param.Selector(default="scalelab/worker:1.0", objects=list(IMAGE_CATALOGUE), doc="Image of a worker pod.")
     worker_cpu_millis = param.Integer(500, bounds=(1, 256000), doc="Worker pod cpu request, millicores.")
@@ -78,7 +92,7 @@ class ClusterParams(Section):
     def check(self) -> None:
         if self.topology == "cloud_regions" and self.nodes < self.regions:
             raise ParamError("cluster.nodes", f"{self.nodes} is below regions ({self.regions}); allowed: nodes >= regions")
-        if self.topology == "urban_sensing" and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
+        if self.topology in ("urban_sensing", "faas_edge") and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
             raise ParamError("cluster.cloud_nodes", "the urban-sensing layout has no nodes; allowed: at least one node")
         try:
             gpu_request(self.worker_gpus)

@@ -3,14 +3,18 @@
 * :func:`cloud_regions`: Skippy's scalability layout, R regions of N/R VMs each (a storage node per region).
 * :func:`urban_sensing`: cells of small ARM devices, cloudlets with accelerators, one cloud region, with
   uplink and backbone bandwidths.
+* :func:`faas_edge`: the same layout on faas-sim's measured device types (rpi3 ... xeongpu).
 
 Importers of real clusters are in :mod:`engine.cluster.importers`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from engine.cluster.devices import device_node
 from engine.cluster.model import (
     ARCH,
     CAPABILITY_GPU,
@@ -143,6 +147,77 @@ def urban_sensing(
     Storage sits at each cloudlet site (and in the cloud): a cell reaches its cloudlet's storage over its
     uplink, other sites over the backbone, capped by the device uplink.
     """
+    return _edge_layout(
+        cells,
+        devices_per_cell,
+        cloudlets,
+        cloud_nodes,
+        rng,
+        storage,
+        uplink_mbps,
+        backbone_mbps,
+        registry,
+        cell_classes=(["rpi3", "rpi4", "jetson-nano"], [0.3, 0.5, 0.2]),
+        cloudlet_classes=("nuc", "nuc", "xavier-nx"),
+        cloud_class=lambda v: "vm-large",
+        make_node=node,
+    )
+
+
+#: The faas_edge layout's device mix: cells of single-board computers and AI boards, cloudlets, cloud VMs.
+FAAS_EDGE_CELL = (["rpi3", "rpi4", "rockpi", "coral", "nano", "tx2"], [0.15, 0.3, 0.15, 0.15, 0.15, 0.1])
+FAAS_EDGE_CLOUDLET = ("nuc", "nuc", "nx", "tx2")
+
+
+def faas_edge(
+    cells: int = 6,
+    devices_per_cell: int = 8,
+    cloudlets: int = 3,
+    cloud_nodes: int = 10,
+    rng: np.random.Generator | None = None,
+    storage: bool = True,
+    uplink_mbps: float = 50.0,
+    backbone_mbps: float = 1000.0,
+    registry: ContainerRegistry | None = None,
+) -> Cluster:
+    """faas-sim's urban-sensing layout on the measured device types (:mod:`engine.cluster.devices`).
+
+    Cells of rpi3/rpi4/rockpi/coral/nano/tx2 devices (seeded mix), cloudlets of two NUCs, a Jetson NX and a TX2,
+    and cloud VMs, one in four a xeongpu, the rest xeoncpu. Links and storage as in :func:`urban_sensing`.
+    """
+    return _edge_layout(
+        cells,
+        devices_per_cell,
+        cloudlets,
+        cloud_nodes,
+        rng,
+        storage,
+        uplink_mbps,
+        backbone_mbps,
+        registry,
+        cell_classes=FAAS_EDGE_CELL,
+        cloudlet_classes=FAAS_EDGE_CLOUDLET,
+        cloud_class=lambda v: "xeongpu" if v % 4 == 3 else "xeoncpu",
+        make_node=device_node,
+    )
+
+
+def _edge_layout(
+    cells: int,
+    devices_per_cell: int,
+    cloudlets: int,
+    cloud_nodes: int,
+    rng: np.random.Generator | None,
+    storage: bool,
+    uplink_mbps: float,
+    backbone_mbps: float,
+    registry: ContainerRegistry | None,
+    cell_classes: tuple[list[str], list[float]],
+    cloudlet_classes: tuple[str, ...],
+    cloud_class: Callable[[int], str],
+    make_node: Callable[[str, str, dict[str, str], float], NodeSpec],
+) -> Cluster:
+    """The urban-sensing layout with the given node classes: cells, cloudlets (with storage), a cloud region."""
     rng = rng or np.random.default_rng(0)
     uplink, backbone = uplink_mbps * MBIT, backbone_mbps * MBIT
     specs: list[NodeSpec] = []
@@ -151,15 +226,15 @@ def urban_sensing(
     for c in range(cells):
         cell_uplink = uplink * rng.uniform(0.8, 1.2)
         for d in range(devices_per_cell):
-            cls = str(rng.choice(["rpi3", "rpi4", "jetson-nano"], p=[0.3, 0.5, 0.2]))
+            cls = str(rng.choice(cell_classes[0], p=cell_classes[1]))
             labels = {REGION: "city", ZONE: f"cell-{c}", LOCALITY: "edge"}
-            specs.append(node(f"cell-{c}-{cls}-{d}", cls, labels, min(cell_uplink, backbone)))
+            specs.append(make_node(f"cell-{c}-{cls}-{d}", cls, labels, min(cell_uplink, backbone)))
             site.append(c % cloudlets if cloudlets else -2)  # -2: no cloudlet, not local to the cloud either
             device.append(True)
     for k in range(cloudlets):
         labels = {REGION: "city", ZONE: f"cloudlet-{k}", LOCALITY: "edge"}
-        for j, cls in enumerate(("nuc", "nuc", "xavier-nx")):
-            specs.append(node(f"cloudlet-{k}-{cls}-{j}", cls, labels, backbone))
+        for j, cls in enumerate(cloudlet_classes):
+            specs.append(make_node(f"cloudlet-{k}-{cls}-{j}", cls, labels, backbone))
             site.append(k)
             device.append(False)
         if storage:
@@ -167,7 +242,7 @@ def urban_sensing(
             site.append(k)
             device.append(False)
     for v in range(cloud_nodes):
-        specs.append(node(f"cloud-{v}", "vm-large", {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud"}, 10000 * MBIT))
+        specs.append(make_node(f"cloud-{v}", cloud_class(v), {REGION: "cloud", ZONE: "cloud-a", LOCALITY: "cloud"}, 10000 * MBIT))
         site.append(-1)
         device.append(False)
     if storage:

@@ -8,6 +8,9 @@ file's (the header is line 1). Files are read with ``pandas.read_csv`` only: no 
 
 from __future__ import annotations
 
+import csv
+import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,9 @@ class FileError(ParamError):
         self.where = where
 
 
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
 def read_csv(
     path: Path,
     field: str,
@@ -35,24 +41,70 @@ def read_csv(
     base: str = "",
     noun: str = "file",
 ) -> pd.DataFrame:
-    """The rows of a CSV file with a header line (names stripped); raises ``error`` for a missing, unreadable or empty file.
+    """The rows of a CSV file with a header line (names stripped), refusing what would be misread silently.
 
+    Raises ``error`` for a missing, unreadable, binary, non-UTF-8 or empty file, duplicate column names, a row
+    with more or fewer fields than the header, and the header repeated as a data row (two files joined).
     ``base`` names the folder relative paths are read from (for the message), ``noun`` what the file holds.
     """
     if not path.is_file():
         relative = f"relative to {base} or absolute" if base else "an absolute path"
         raise error(path, "", f"no such file; allowed: a CSV file, {relative}", field)
+    names = _header(path, field, error)
     try:
-        df = pd.read_csv(path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""], skipinitialspace=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""], skipinitialspace=True, index_col=False
+            )
     except pd.errors.EmptyDataError:
         raise error(path, "", "the file is empty; allowed: a CSV file with a header line and at least one row", field) from None
+    except pd.errors.ParserWarning:  # every data row has more fields than the header
+        raise error(path, "line 2", f"more fields than the header's {len(names)}; allowed: one field per column", field) from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        match = _FIELDS.search(str(e))
+        if match:
+            want, line, got = match.groups()
+            raise error(path, f"line {line}", f"{got} fields where the header has {want}; allowed: one field per column", field) from None
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise error(path, "", f"not a readable CSV file ({first})", field) from None
     df.columns = [str(c).strip() for c in df.columns]
     if len(df) == 0:
         raise error(path, "", f"empty {noun}: the file has a header but no rows; allowed: at least one row", field)
+    _no_repeated_header(df, path, field, error)
     return df
+
+
+def _header(path: Path, field: str, error: type[FileError]) -> list[str]:
+    """The header line's column names (stripped); refuses a binary file, a non-UTF-8 one and duplicate names."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+    except OSError as e:
+        raise error(path, "", f"cannot be read ({e.strerror or e}); allowed: a readable CSV file", field) from None
+    if b"\x00" in first:
+        raise error(path, "line 1", "holds NUL bytes (a binary file?); allowed: a CSV text file", field)
+    try:
+        text = first.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise error(path, "line 1", f"not UTF-8 (byte 0x{first[e.start]:02x}); allowed: a UTF-8 CSV file", field) from None
+    names = [c.strip() for c in next(csv.reader([text]), [])]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise error(
+                path, f"line 1, column {name!r}", f"appears twice (columns {seen[name] + 1} and {i + 1}); allowed: each column once", field
+            )
+        seen[name] = i
+    return names
+
+
+def _no_repeated_header(df: pd.DataFrame, path: Path, field: str, error: type[FileError]) -> None:
+    """A data row whose every cell is its column's name is the header again (a concatenated file)."""
+    first = df.iloc[:, 0].astype(str).str.strip().to_numpy() == df.columns[0]
+    for row in np.flatnonzero(first):  # candidates only: a full comparison of a wide file costs seconds
+        if [str(v).strip() for v in df.iloc[row].tolist()] == list(df.columns):
+            raise error(path, f"line {int(row) + 2}", "repeats the header (two files joined?); allowed: the header once, on line 1", field)
 
 
 def require_columns(df: pd.DataFrame, path: Path, columns: Sequence[str], fmt: str, field: str, error: type[FileError] = FileError) -> None:

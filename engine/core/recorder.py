@@ -136,12 +136,13 @@ class Recorder:
     def __init__(self, specs: Iterable[TableSpec] = ()) -> None:
         self._stores: dict[str, _Store | _BlockStore] = {}
         self._provided: dict[str, tuple[TableSpec, Callable[[], Sequence[Sequence[Any]] | None]]] = {}
+        self._columnar: dict[str, tuple[TableSpec, Callable[[], Mapping[str, np.ndarray]]]] = {}
         for spec in specs:
             self.declare(spec)
 
     def declare(self, spec: TableSpec) -> None:
         """Add a table (a name can be declared once)."""
-        if spec.name in self._stores or spec.name in self._provided:
+        if spec.name in self:
             raise ValueError(f"table {spec.name!r} is declared twice")
         self._stores[spec.name] = _BlockStore(spec) if spec.layout == "blocks" else _Store(spec)
 
@@ -150,20 +151,34 @@ class Recorder:
 
         For a table whose rows change after they are written (a job's ``aborted`` flag), read at :meth:`frame` time.
         """
-        if spec.name in self._stores or spec.name in self._provided:
+        if spec.name in self:
             raise ValueError(f"table {spec.name!r} is declared twice")
         self._provided[spec.name] = (spec, rows)
 
+    def provide_columns(self, spec: TableSpec, columns: Callable[[], Mapping[str, np.ndarray]]) -> None:
+        """Declare a table its producer keeps as numpy columns (``columns()`` -> name -> array, all of one length).
+
+        For large tables whose rows are computed at :meth:`frame` time (per-request rows whose status depends
+        on the time they are read at): no Python object per row.
+        """
+        if spec.name in self:
+            raise ValueError(f"table {spec.name!r} is declared twice")
+        self._columnar[spec.name] = (spec, columns)
+
     @property
     def specs(self) -> dict[str, TableSpec]:
-        return {**{name: s.spec for name, s in self._stores.items()}, **{name: p[0] for name, p in self._provided.items()}}
+        return {
+            **{name: s.spec for name, s in self._stores.items()},
+            **{name: p[0] for name, p in self._provided.items()},
+            **{name: c[0] for name, c in self._columnar.items()},
+        }
 
     def __contains__(self, name: str) -> bool:
-        return name in self._stores or name in self._provided
+        return name in self._stores or name in self._provided or name in self._columnar
 
     def recorded(self, name: str) -> bool:
         """Does this run hold the table (a provided table may be switched off, e.g. jobs without run.record_jobs)?"""
-        return name in self._stores or (name in self._provided and self._provided[name][1]() is not None)
+        return name in self._stores or name in self._columnar or (name in self._provided and self._provided[name][1]() is not None)
 
     def append(self, name: str, row: Mapping[str, Any]) -> int:
         """Append one row (every declared column must be given); returns its absolute row number."""
@@ -209,6 +224,9 @@ class Recorder:
         """Rows ever appended to a table (absolute; a bounded table keeps only the newest)."""
         if name in self._provided:
             return len(self._provided[name][1]() or ())
+        if name in self._columnar:
+            cols = self._columnar[name][1]()
+            return len(next(iter(cols.values()))) if cols else 0
         store = self._stores[name]
         return store.offset + store.kept
 
@@ -230,6 +248,14 @@ class Recorder:
 
     def frame(self, name: str, start: int = 0, stop: int | None = None) -> pd.DataFrame:
         """Rows ``[start, stop)`` (absolute numbers; rows no longer kept are left out) with the declared dtypes."""
+        if name in self._columnar:
+            spec, columns = self._columnar[name]
+            cols = columns()
+            n = len(next(iter(cols.values()))) if cols else 0
+            lo, hi = min(start, n), n if stop is None else min(stop, n)
+            df = pd.DataFrame({c.name: _series(cols[c.name][lo:hi], c.dtype) for c in spec.columns})
+            df.index = pd.RangeIndex(lo, lo + len(df))
+            return df
         if name in self._provided:
             spec, rows = self._provided[name]
             got = list(rows() or ())[start:stop]
@@ -253,7 +279,25 @@ class Recorder:
         return {name: self.frame(name) for name in self if self.recorded(name)}
 
     def __iter__(self) -> Iterator[str]:
-        return iter([*self._stores, *self._provided])
+        return iter([*self._stores, *self._provided, *self._columnar])
+
+
+def normalise(df: pd.DataFrame, dtypes: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """``df`` with exactly the declared ``(column, dtype)`` columns, each cast the way the recorder builds frames.
+
+    A table read back from Parquet comes back with pyarrow-backed or object dtypes; normalised, it is the frame the
+    run produced (same values, same dtypes), so digests and comparisons are of content, not of storage.
+    """
+    out = {}
+    for name, dtype in dtypes:
+        values = df[name]
+        if dtype in ("string", "Int64", "Float64"):
+            out[name] = pd.array([None if pd.isna(v) else v for v in values.tolist()], dtype=dtype)
+        else:
+            out[name] = _series(values.to_numpy(dtype={"float64": np.float64, "int64": np.int64, "bool": bool}[dtype]), dtype)
+    frame = pd.DataFrame(out)
+    frame.index = df.index
+    return frame
 
 
 def frame_digest(df: pd.DataFrame) -> str:

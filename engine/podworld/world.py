@@ -47,6 +47,7 @@ import numpy as np
 import simpy
 
 from engine.cluster.model import ARCH, GPU_MILLI, GPU_MODEL, MiB, Pod
+from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome
@@ -352,6 +353,20 @@ class PodWorld:
                 self._snapshot()
                 while self._next_snapshot <= self._arrived_pct():
                     self._next_snapshot += step
+
+    def estimate(self, until: float) -> Estimate:
+        """What a run to ``until`` will cost (see :mod:`engine.core.budget`): each pod still to come scored on every node.
+
+        Retries of waiting pods are not counted (a lower bound where many wait); node snapshots are ~56 bytes per node.
+        """
+        now = self.env.now
+        pods = float(np.count_nonzero((self.submit_at >= now) & (self.submit_at <= until)))
+        span = max(until - now, 0.0)
+        samples = span / self.sections["run"].sample_interval
+        interval = self.params.replay_snapshot_interval if not self.fill else 0.0
+        snapshots = span / interval if interval > 0 else 0.0
+        memory = samples * BYTES_PER_SAMPLE + snapshots * self.cluster.n * 56.0 + pods * 200.0
+        return Estimate(until, pods, samples, 0.0, memory, scored=pods * self.cluster.n, unit="pods")
 
     def _arrived_pct(self) -> float:
         return 100.0 * self.arrived_milli / self.capacity_milli if self.capacity_milli else 0.0

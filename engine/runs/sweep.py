@@ -53,6 +53,16 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "share_outside_band",
     "max_active_workers",
 )
+#: The default figures of a sweep over a functions-world scenario.
+FUNCTION_METRICS: tuple[str, ...] = (
+    "requests_generated",
+    "requests_completed",
+    "requests_in_flight",
+    "requests_queued",
+    "requests_rejected",
+    "cold_starts",
+    "replica_hours",
+)
 #: Grid keys a sweep cannot vary: the seed is the ``seeds`` argument.
 _NOT_IN_GRID = ("run.seed",)
 
@@ -158,6 +168,8 @@ def plan_sweep(
         if isinstance(until, bool) or not isinstance(until, int | float) or not math.isfinite(until) or until <= 0:
             raise ParamError("until", f"{until!r} is not allowed; allowed: a number of simulated seconds > 0, or None for run.duration")
         until = float(until)
+    if metrics is DEFAULT_METRICS and base.world == "functions":
+        metrics = FUNCTION_METRICS
     plan = SweepPlan(base.name, checked, seed_list, until, _check_metrics(metrics, base))
     for combo in itertools.product(*checked.values()):
         values = dict(zip(checked, combo, strict=True))

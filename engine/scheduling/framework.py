@@ -23,12 +23,15 @@ next scan start            after the last feasible node found (drifts      after
 sampling cut-off           all nodes below 5 nodes; float percentage       all nodes below 100; integer percentage
 =========================  ==============================================  ==============================================
 
-Both modes share the predicates (unschedulable, cpu/memory/GPU fit device by device, no storage nodes, GPU
-model, the pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES`
-order. With ``SchedulerParams.gpu_policy`` set, one policy of the FGD paper's family (:data:`GPU_POLICIES`,
+Both modes share the predicates (unschedulable, NoSchedule/NoExecute taints against the pod's tolerations,
+nodeSelector and required node affinity, cpu/memory/GPU fit device by device, the pod limit, no storage nodes, GPU
+model, the pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+The Kubernetes predicates pass every node of a synthesized cluster (no taints, no selectors, no pod limits).
+With ``SchedulerParams.gpu_policy`` set, one policy of the FGD paper's family (:data:`GPU_POLICIES`,
 :mod:`engine.scheduling.gpu_policy`) scores the feasible nodes instead of the weighted priorities, breaks ties
 by ``tie_break`` and picks the GPU devices; the predicates stay the same.
-Not modelled in kube mode: zone interleaving of the node list, parallel filtering, taints and affinities.
+Not modelled in kube mode: zone interleaving of the node list, parallel filtering, pod (anti-)affinity and
+topology spread, the TaintToleration and NodeAffinity scores (PreferNoSchedule, preferred affinity).
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
 of one node. Every decision can hand out its breakdown as a DataFrame.
@@ -135,11 +138,11 @@ class PlacementDecision:
     start_index: int = 0
     devices: tuple[int, ...] = ()  # the GPU devices of the chosen node the pod takes
 
-    def breakdown_columns(self) -> dict[str, np.ndarray]:
-        """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
+    def reasons(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node (in cluster order): whether it passed every predicate, and why it was not chosen from.
 
-        ``reason`` is the first predicate that rejected the node, "not scored" for feasible nodes beyond
-        percentage_of_nodes_to_score, and "" for scored nodes. Scores of unscored nodes are NaN.
+        The reason is the first predicate that rejected the node, "not scored" for feasible nodes beyond
+        percentage_of_nodes_to_score, and "" for scored nodes.
         """
         n = len(self.node_names)
         passes = np.ones(n, dtype=bool)
@@ -150,6 +153,15 @@ class PlacementDecision:
         scored = np.zeros(n, dtype=bool)
         scored[self.nodes] = True
         reason[passes & ~scored] = "not scored"
+        return passes, reason
+
+    def breakdown_columns(self) -> dict[str, np.ndarray]:
+        """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
+
+        ``reason`` is as :meth:`reasons` gives it. Scores of unscored nodes are NaN.
+        """
+        n = len(self.node_names)
+        passes, reason = self.reasons()
         total = np.full(n, np.nan)
         total[self.nodes] = self.total
         scan_position = np.full(n, -1)

@@ -4,6 +4,7 @@ Interface (platforms keep to it)::
 
     service = PlacementService(cluster_params, scheduler_params, rng, recorder)   # builds the cluster (seeded) and scheduler
     service.request(owner, now) -> Placement | None   # place a worker pod; None: pending (FIFO, retried later)
+    service.request(owner, now, pod=Pod, wait=False)  # place a given pod (a function replica); wait=False: not kept pending
     service.place(owner, pod, now) -> Placement | None  # place any pod once; None: no node fits (the caller keeps it)
     service.unbind(owner, now) -> Pod | None          # free a pod's node without retrying anything
     service.image_wait(placement, now) -> float       # seconds until the pod's image is on its node (shared pulls)
@@ -26,7 +27,8 @@ Image state has one owner: the scheduler's view (``Cluster.image_cached``, updat
 Skippy does) and the time each (node, image) pull completes, which pods bound meanwhile share
 (:meth:`PlacementService.image_wait`, as a kubelet pulls an image once).
 
-The worker pod spec comes from ``ClusterParams`` at each request and the scheduler's weights and mode from
+A platform may hand in its own pod per owner (the function platform: one spec per function image); the VM
+world's worker pod spec comes from ``ClusterParams`` at each request and the scheduler's weights and mode from
 ``SchedulerParams`` at each decision, so changes made live apply to the next placement; the topology
 parameters take effect only when a new service is built.
 """
@@ -163,6 +165,7 @@ class PlacementService:
         self.history = history
         self.scheduler = Scheduler(self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0)
         self.pending: list[int] = []
+        self._pods: dict[int, Pod] = {}  # pods handed in by the platform, per owner (until released)
         self._bound: dict[int, tuple[Pod, int, tuple[int, ...]]] = {}  # owner -> (pod, node, GPU devices)
         self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
         self._last: PlacementDecision | None = None
@@ -241,6 +244,8 @@ class PlacementService:
 
     # -- placing ---------------------------------------------------------------------------------------
     def _pod(self, vm_id: int) -> Pod:
+        if vm_id in self._pods:
+            return self._pods[vm_id]
         params = self.cluster_params
         if params.worker_input_mib > 0:
             bucket, item = WORKER_INPUT.split("/")
@@ -284,13 +289,22 @@ class PlacementService:
         )
         return replace(placement, row=self._row(now, "bind", vm_id, pod, node, decision, placement, number, decision.devices))
 
-    def request(self, vm_id: int, now: float) -> Placement | None:
-        """Place a worker pod for ``vm_id``; None when no node fits (it waits in :attr:`pending`)."""
+    def request(self, vm_id: int, now: float, pod: Pod | None = None, wait: bool = True) -> Placement | None:
+        """Place a pod for owner ``vm_id`` (the worker pod, or ``pod``); None when no node fits.
+
+        An unplaced pod waits in :attr:`pending` (retried when capacity frees) unless ``wait`` is False (a
+        platform that falls back to another image first).
+        """
         if vm_id in self._bound:
             raise ValueError(f"VM {vm_id} is already placed")
+        if pod is not None:
+            self._pods[vm_id] = pod
         placement = self._try(vm_id, now)
-        if placement is None and vm_id not in self.pending:
-            self.pending.append(vm_id)
+        if placement is None:
+            if wait and vm_id not in self.pending:
+                self.pending.append(vm_id)
+            elif not wait:
+                self._pods.pop(vm_id, None)
         return placement
 
     def image_wait(self, placement: Placement, now: float) -> float:
@@ -307,6 +321,7 @@ class PlacementService:
 
     def release(self, vm_id: int, now: float) -> list[Placement]:
         """The owner is gone: free its node's capacity (images stay cached) and retry the pending pods."""
+        self._pods.pop(vm_id, None)
         if vm_id in self.pending:
             self.pending.remove(vm_id)
             return []
@@ -325,13 +340,21 @@ class PlacementService:
         return pod
 
     def retry_pending(self, now: float) -> list[Placement]:
-        """Place pending pods oldest first; stop at the first that still fits nowhere (they share one spec)."""
+        """Place pending pods oldest first; after one fits nowhere, pods of the same spec are not tried again.
+
+        (The VM world's pods share one spec, so it stops at the first that still fits nowhere.)
+        """
         placed = []
-        while self.pending:
-            placement = self._try(self.pending[0], now)
+        failed: list[Pod] = []
+        for owner in list(self.pending):
+            pod = self._pod(owner)
+            if any(_same_spec(pod, f) for f in failed):
+                continue
+            placement = self._try(owner, now)
             if placement is None:
-                break
-            self.pending.pop(0)
+                failed.append(pod)
+                continue
+            self.pending.remove(owner)
             placed.append(placement)
         return placed
 
@@ -339,6 +362,8 @@ class PlacementService:
         """The position of a node given by name or position; raises KeyError/IndexError for an unknown one."""
         if isinstance(node, str):
             return self.cluster.index[node]
+        if isinstance(node, bool) or not isinstance(node, int | np.integer):
+            raise TypeError(f"{node!r} is neither a node name nor a position")
         index = int(node)
         if not 0 <= index < self.cluster.n:
             raise IndexError(f"node {index} out of range 0..{self.cluster.n - 1}")
@@ -350,6 +375,7 @@ class PlacementService:
         self.cluster.schedulable[index] = False
         lost = [vm for vm, (_, n, _) in self._bound.items() if n == index]
         for vm in lost:
+            self._pods.pop(vm, None)
             pod, n, devices = self._bound.pop(vm)
             self.cluster.remove(pod, n, devices)
             self._row(now, "lost", vm, pod, n, devices=devices)
@@ -366,6 +392,23 @@ class PlacementService:
         bound = self._bound.get(vm_id)
         return None if bound is None else self.cluster.names[bound[1]]
 
+    def pending_reasons(self) -> dict[str, int]:
+        """Nodes per first rejecting predicate for the oldest pending pod, as the scheduler sees it now."""
+        if not self.pending:
+            return {}
+        pod = self._pod(self.pending[0])
+        passes = np.ones(self.cluster.n, dtype=bool)
+        counts: dict[str, int] = {}
+        for predicate in self.scheduler.predicates():  # the filter only: scheduling would move the scan start
+            mask = predicate.mask(self.cluster, pod)
+            if mask is None:
+                continue
+            rejected = passes & ~mask
+            if rejected.any():
+                counts[predicate.name] = int(rejected.sum())
+            passes &= mask
+        return counts
+
     def last_breakdown(self) -> pd.DataFrame | None:
         """Node x priority breakdown of the latest decision (also of one that found no node)."""
         return None if self._last is None else self._last.breakdown()
@@ -376,3 +419,8 @@ class PlacementService:
     def occupancy(self) -> np.ndarray:
         """Replicas per node, in node_table order."""
         return self.cluster.pods.copy()
+
+
+def _same_spec(a: Pod, b: Pod) -> bool:
+    """Pods that differ only in name fit the same nodes."""
+    return replace(a, name="") == replace(b, name="")

@@ -16,6 +16,8 @@ from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
+from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
+from engine.faas.world import FunctionWorld
 from engine.podworld.params import PodsParams
 from engine.podworld.params import check_files as check_pod_files
 from engine.podworld.world import PodWorld
@@ -46,6 +48,9 @@ SECTIONS: dict[str, SectionEntry] = {
     **{key: SectionEntry(cls) for key, cls in POLICY_SECTIONS.items()},
     "cluster": SectionEntry(ClusterParams, check_cluster_files),
     "scheduler": SectionEntry(SchedulerParams),
+    "faas": SectionEntry(FaasParams),
+    **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
+    "function_faults": SectionEntry(FunctionFaultParams),
     "pods": SectionEntry(PodsParams, check_pod_files),
 }
 
@@ -58,6 +63,7 @@ class WorldEntry:
     sections: tuple[str, ...]
     optional: tuple[str, ...] = ()
     doc: str = ""
+    faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
     fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
 
 
@@ -67,6 +73,13 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "autoscaler", "controller", "platform", "workload", "faults", "policy", *POLICY_SECTIONS),
         ("cluster", "scheduler"),
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
+    ),
+    "functions": WorldEntry(
+        FunctionWorld,
+        ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
+        tuple(FUNCTION_SLOTS),
+        "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
+        faults="function_faults",
     ),
     "pod": WorldEntry(
         PodWorld,

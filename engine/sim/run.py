@@ -6,7 +6,7 @@ import param
 
 from engine.core.params import Section
 
-WORLDS = ["vm", "pod"]
+WORLDS = ["vm", "functions", "pod"]
 
 
 class RunParams(Section):
@@ -17,7 +17,8 @@ class RunParams(Section):
     world = param.Selector(
         default="vm",
         objects=WORLDS,
-        doc="The world simulated: vm (the seed's master/worker application on a VM cloud); pod (a trace's pods arriving and leaving on a cluster).",
+        doc="The world simulated: vm (the seed's master/worker application on a VM cloud), functions (function deployments behind a gateway) "
+        "or pod (a trace's pods arriving and leaving on a cluster).",
     )
     seed = param.Integer(1, bounds=(0, 2**63 - 1), doc="Seed of the one random generator every component draws from.")
     duration = param.Number(

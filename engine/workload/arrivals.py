@@ -28,25 +28,41 @@ import math
 import numpy as np
 
 from engine.workload.params import WorkloadParams
+from engine.workload.traces.model import Trace
 from engine.workload.traces.replay import TraceCursor, load_trace
 
 WINDOW = 10.0
+
+
+def diurnal_multiplier(t: np.ndarray, amplitude: float, period: float) -> np.ndarray:
+    """A sine cycle of the rate: ``1 + amplitude * sin(2 pi t / period)``."""
+    return 1.0 + amplitude * np.sin(2.0 * math.pi * t / period)
+
+
+def step_multiplier(t: np.ndarray, steps: list) -> np.ndarray:
+    """Piecewise-constant multiples: ``[[time, multiple], ...]``, each holding until the next (1 before the first)."""
+    steps = steps or [[0.0, 1.0]]
+    times = np.array([s[0] for s in steps], dtype=float)
+    mult = np.array([s[1] for s in steps], dtype=float)
+    idx = np.searchsorted(times, t, side="right") - 1
+    return np.where(idx >= 0, mult[np.clip(idx, 0, None)], 1.0)
+
+
+def burst_multiplier(t: np.ndarray, every: float, duration: float, factor: float) -> np.ndarray:
+    """``factor`` during the last ``duration`` seconds of every ``every`` seconds, else 1."""
+    in_burst = np.mod(t, every) >= every - duration
+    return np.where(in_burst, factor, 1.0)
 
 
 def rate_multiplier(params: WorkloadParams, t: np.ndarray) -> np.ndarray:
     """The arrival rate at times ``t`` as a multiple of ``params.rate``."""
     pattern = params.pattern
     if pattern == "diurnal":
-        return 1.0 + params.diurnal_amplitude * np.sin(2.0 * math.pi * t / params.diurnal_period)
+        return diurnal_multiplier(t, params.diurnal_amplitude, params.diurnal_period)
     if pattern == "steps":
-        steps = params.steps or [[0.0, 1.0]]
-        times = np.array([s[0] for s in steps], dtype=float)
-        mult = np.array([s[1] for s in steps], dtype=float)
-        idx = np.searchsorted(times, t, side="right") - 1
-        return np.where(idx >= 0, mult[np.clip(idx, 0, None)], 1.0)
+        return step_multiplier(t, params.steps)
     if pattern == "bursts":
-        in_burst = np.mod(t, params.burst_every) >= params.burst_every - params.burst_duration
-        return np.where(in_burst, params.burst_factor, 1.0)
+        return burst_multiplier(t, params.burst_every, params.burst_duration, params.burst_factor)
     return np.ones_like(t)
 
 
@@ -73,6 +89,10 @@ class ArrivalStream:
         self._cursor: TraceCursor | None = None  # the trace pattern's place in its trace
         if params.pattern == "trace":
             self._trace_cursor()  # read the trace now: a bad file fails at construction, not mid-run
+
+    def trace(self) -> Trace:
+        """The trace the pattern replays (the trace pattern only)."""
+        return self._trace_cursor().trace
 
     def _trace_cursor(self) -> TraceCursor:
         """The cursor of the selected trace, (re)loaded when the file, format or function changed."""

@@ -103,10 +103,15 @@ def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served
     # the scale-out above 3 workers lasts ~45 simulated s (t=155..200): slow enough that the clicks below do not miss it
     d.session.speed = 20.0
     # the original only stops creating at the cap: switch seed-exact mode off and both cap extensions on, in the page
+    # (paused meanwhile, so that the start-up backlog is still to come on a loaded machine)
+    d.session.playing = False
     page.locator(".card-title", has_text="Controller: seed-exact mode").first.click()
     for name in ("seed_exact", "drain_above_cap", "cap_resumes"):
-        page.locator(f".ctl-live-controller-{name} input[type=checkbox]").first.click()
+        box = page.locator(f".ctl-live-controller-{name} input[type=checkbox]").first
+        expect(box).to_be_enabled(timeout=10000)  # the extensions unlock once seed_exact is off (a server round trip)
+        box.click()
     wait_until(lambda: sim.sections["controller"].extensions_on == ["drain_above_cap", "cap_resumes"], page, timeout=5000)
+    d.session.playing = True
     # let the start-up backlog scale the workers out past the cap we are about to set
     wait_until(lambda: sim.samples(max(0, sim.sample_count - 1)).workers_active.max() > 3, page, timeout=30000)
     handle = served.slider_handle("ctl-live-autoscaler-MAX_WORKERS")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,10 +23,32 @@ from engine.workload.traces.common import (
 from engine.workload.traces.model import MinuteCounts, PercentileDurations
 
 AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
+#: Most invocations a minute may hold (a million a second): beyond it the arrival buffer could not be held.
+MAX_PER_MINUTE = 60_000_000
+
+
+_MINUTE = re.compile(r"^(\D*?)(\d+)$")
+
+
+def minute_columns(columns: Sequence[str]) -> tuple[list[str], str]:
+    """The per-minute count columns, in minute order, and their prefix.
+
+    The original release names them ``1``..``1440``; samples written by other tools add a prefix (``minute_1``).
+    The prefix (possibly empty) that most columns share wins; columns such as ``HashOwner`` never match.
+    """
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for c in columns:
+        m = _MINUTE.match(str(c))
+        if m and not m.group(1).lower().startswith(("hash", "percentile", "average")):
+            groups.setdefault(m.group(1), []).append((int(m.group(2)), str(c)))
+    if not groups:
+        return [], ""
+    prefix = max(groups, key=lambda k: (len(groups[k]), k == ""))
+    return [c for _, c in sorted(groups[prefix])], prefix
 
 
 def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCounts:
-    """Per-minute invocation counts from an Azure Functions 2019 ``invocations`` CSV.
+    """Per-minute invocation counts from an Azure Functions 2019 ``invocations`` CSV (columns ``1``.. or ``minute_1``..).
 
     ``function`` selects rows: '' all; else comma-separated HashFunction prefixes (case-insensitive,
     each may match several rows) or ``#i`` (0-based data row). A selector that matches nothing raises.
@@ -33,26 +56,34 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     path = resolve_trace_path(path)
     df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction", "Trigger"))
     _require(df, path, ["HashFunction"], "azure2019 invocations")
-    minute_cols = sorted((c for c in df.columns if c.isdigit()), key=int)
+    minute_cols, prefix = minute_columns(df.columns)
     if not minute_cols:
         raise TraceError(
-            path, "columns '1'..'1440'", f"missing; the azure2019 format has one count column per minute (found {_listing(df.columns)})"
+            path,
+            "columns '1'..'1440'",
+            f"missing; the azure2019 format has one count column per minute, named 1..1440 or with a prefix such as minute_1 (found {_listing(df.columns)})",
         )
-    expected = [str(i) for i in range(1, len(minute_cols) + 1)]
+    expected = [f"{prefix}{i}" for i in range(1, len(minute_cols) + 1)]
     if minute_cols != expected:
         gap = next(e for e, c in zip(expected, minute_cols, strict=True) if e != c)
-        raise TraceError(path, f"column {gap!r}", f"missing; allowed: minute columns '1'..'{len(minute_cols)}' without gaps")
+        raise TraceError(
+            path, f"column {gap!r}", f"missing; allowed: minute columns '{prefix}1'..'{prefix}{len(minute_cols)}' without gaps"
+        )
     hashes = df["HashFunction"].fillna("").astype(str).str.strip().str.lower().to_numpy()
     rows = _select_rows(hashes, function, path, "HashFunction")
     sub = df.iloc[rows]
     # vectorised check of the whole block first; locate the offending cell only on error
     block = sub[minute_cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    ok = np.isfinite(block) & (block >= 0) & (block == np.round(block))
+    ok = np.isfinite(block) & (block >= 0) & (block == np.round(block)) & (block <= MAX_PER_MINUTE)
     if not ok.all():
         r, c = map(int, np.argwhere(~ok)[0])
         col = minute_cols[c]
         cell = sub[col].iloc[r]
         v = block[r, c]
+        if np.isfinite(v) and v > MAX_PER_MINUTE:
+            raise TraceError(
+                path, f"line {rows[r] + 2}, column {col!r}", f"{v:.3g} invocations in one minute; allowed: at most {MAX_PER_MINUTE:,.0f}"
+            )
         if np.isfinite(v) and v < 0:
             what = f"{v:g} is negative"
         else:
@@ -65,6 +96,7 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
         functions=tuple(str(h) for h in hashes[rows]),
         rows=tuple(int(r) for r in rows),
         per_function=_frozen(per),
+        apps=tuple(df["HashApp"].fillna("").astype(str).str.strip().str.lower().to_numpy()[rows]) if "HashApp" in df.columns else (),
     )
 
 
@@ -126,3 +158,28 @@ def read_azure2019_durations(path: str | Path, functions: Sequence[str], weights
 
 def _tail(e: TraceError) -> str:
     return e.message[len(f"{e.path}: {e.where}: ") :] if e.where else e.message[len(f"{e.path}: ") :]
+
+
+def read_azure2019_memory(path: str | Path, apps: Sequence[str], column: str = "AverageAllocatedMb") -> dict[str, float]:
+    """Allocated memory (MB) per app from an Azure Functions 2019 memory CSV, keyed by HashApp (lower case).
+
+    The original release keys memory by ``HashOwner, HashApp``; samples may add ``HashFunction`` (ignored). Apps
+    missing from the file raise, naming the file and the app.
+    """
+    path = resolve_trace_path(path)
+    df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction"), field_name="trace_memory_file")
+    try:
+        _require(df, path, ["HashApp", column], "azure2019 memory")
+    except TraceError as e:
+        raise TraceError(path, e.where, _tail(e), "trace_memory_file") from None
+    keys = df["HashApp"].fillna("").astype(str).str.strip().str.lower().to_numpy()
+    values = _numeric(df, column, path, "memory in MB", field_name="trace_memory_file")
+    first = {k: float(v) for k, v in reversed(list(zip(keys, values, strict=True)))}
+    out = {}
+    for app in apps:
+        if app.lower() not in first:
+            raise TraceError(
+                path, "column 'HashApp'", f"no row for app {app!r}; allowed: a memory file listing every replayed app", "trace_memory_file"
+            )
+        out[app.lower()] = first[app.lower()]
+    return out

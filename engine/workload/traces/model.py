@@ -24,6 +24,7 @@ class MinuteCounts:
     rows: tuple[int, ...]  # 0-based data rows of the file
     per_function: np.ndarray  # (functions, minutes) int64 >= 0
     notes: tuple[str, ...] = ()
+    apps: tuple[str, ...] = ()  # the HashApp of each selected row (when the file has the column)
 
     @property
     def counts(self) -> np.ndarray:

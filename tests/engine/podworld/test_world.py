@@ -241,3 +241,11 @@ def test_gpu_spec_is_honoured_on_the_openb_samples(tmp_path: Path):
     assert (placed.num_gpu > 0).sum() > 200 and (placed.num_gpu == 0).sum() > 20
     assert set(placed[placed.num_gpu > 0].gpu_model) <= {"V100M16", "V100M32"}
     assert set(placed[placed.num_gpu == 0].gpu_model) - {"V100M16", "V100M32"}  # CPU pods go anywhere
+
+
+def test_the_pod_world_estimates_its_cost_from_the_pods_still_to_come():
+    sim = Simulation("openb-fgd")
+    whole = sim.estimate(sim.sections["run"].duration)
+    half = sim.estimate(sim.sections["run"].duration / 2)
+    assert whole.unit == "pods" and 10_000 < whole.jobs < 11_000 and whole.scored == whole.jobs * 1213
+    assert 0.4 < half.jobs / whole.jobs < 0.6 and not whole.too_long and "pods" in whole.describe()

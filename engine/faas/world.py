@@ -1,0 +1,412 @@
+"""The function world as a :class:`~engine.core.platform.Platform`: function deployments on a shared cluster.
+
+It wires the placement service (the cluster and scheduler every platform shares), the request flow
+(:mod:`engine.faas.flow`) and one scaler per function; deploys each function's ``min_replicas`` at t=0; runs each
+scaler every round and samples every ``run.sample_interval``; applies its fault (``node_drain``); summarises per
+function. Every request generated ends up in exactly one status (completed, in flight, queued, rejected), at every
+sample and at the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
+from engine.core.budget import BYTES_PER_SAMPLE, Estimate
+from engine.core.events import EventLog
+from engine.core.params import ParamError, Section
+from engine.core.platform import FaultOutcome
+from engine.core.recorder import Recorder
+from engine.faas.flow import REASONS, FunctionRuntime, RequestFlow
+from engine.faas.measured import load_measurements
+from engine.faas.params import FUNCTION_SLOTS
+from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
+from engine.scheduling.service import PlacementService
+from engine.workload.requests import shape_peak
+
+FAULT_KINDS: dict[str, str] = {
+    "node_drain": "a node is cordoned and drained (node=NAME or position, default the one with most replicas): its replicas "
+    "take no new requests, finish what they hold and go; scalers replace them elsewhere",
+}
+
+Stream = Callable[[str], np.random.Generator]
+_STATUS = np.array(STATUSES, dtype=object)
+_REASON_OF = {code: i for i, code in enumerate(REASONS)}
+
+
+class FunctionWorld:
+    """Function deployments behind a gateway, placed by the shared scheduler, scaled per function."""
+
+    fault_kinds = FAULT_KINDS
+    tables = TABLES
+    sample_table = "function_samples"
+
+    def __init__(self, env: simpy.Environment, sections: Mapping[str, Section], recorder: Recorder, stream: Stream, log: EventLog):
+        self.env = env
+        self.sections = sections
+        self.recorder = recorder
+        self.log = log
+        run = sections["run"]
+        self.slots = [k for k in FUNCTION_SLOTS if k in sections]
+        if not self.slots:
+            raise ParamError("fn1", "the functions world needs at least one function; allowed: a section fn1 (.. fn6)")
+        self.placement = PlacementService(
+            sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
+        )
+        self.flow = RequestFlow(sections, self.slots, self.placement, load_measurements(), recorder, stream)
+        recorder.provide_columns(INVOCATIONS, self.invocation_columns)
+        for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
+            recorder.declare(spec)
+        self._sampled_generated = {rt.key: 0 for rt in self.flow.functions}
+        self._last_sample = 0.0
+        self._max_running = {rt.key: 0 for rt in self.flow.functions}
+
+    # -- Platform -----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        flow = self.flow
+        for rt in flow.functions:
+            s = rt.section
+            self.recorder.append(
+                "deployments",
+                {
+                    "function": rt.name,
+                    "slot": rt.key,
+                    "images": ",".join(s.images),
+                    "cpu_millis": s.cpu_millis,
+                    "memory": s.memory_mib * 2**20,
+                    "concurrency": s.concurrency,
+                    "load_balancer": s.load_balancer,
+                    "simulator": s.simulator,
+                    "scaler": s.scaler,
+                    "min_replicas": s.min_replicas,
+                    "max_replicas": s.max_replicas,
+                    "arrival": s.arrival,
+                    "rate": s.rate,
+                },
+            )
+            flow.scale_to(rt, s.min_replicas, 0.0, "deploy", "min_replicas at deployment")
+            self.env.process(self._scaling(rt))
+        self.env.process(self._sampling())
+
+    def settle(self, now: float) -> None:
+        self.flow.catch_up(now)
+
+    def params_changed(self, applied: Mapping[str, Any]) -> None:
+        now = self.env.now
+        self.flow.catch_up(now)
+        for rt in self.flow.functions:
+            names = {k.split(".", 1)[1] for k in applied if k.split(".", 1)[0] == rt.key}
+            if not names:
+                continue
+            if "scaler" in names:
+                rt.scaler = make_function_scaler(rt.section, self.sections)
+            if rt.scaler is None and not rt.per_request and names & {"min_replicas", "max_replicas", "scaler"}:
+                self.flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
+            elif names & {"max_replicas"} and len(rt.counted()) > rt.spec.max_replicas:
+                self.flow.scale_to(rt, rt.spec.max_replicas, now, "bounds", "max_replicas lowered")
+
+    def fault_targets(self, kind: str) -> list[int]:
+        return []
+
+    def inject(self, kind: str, args: Mapping[str, Any], cause: str, rng: np.random.Generator) -> FaultOutcome:
+        if kind != "node_drain":
+            raise ParamError("fault", f"{kind!r} is not a fault of the functions world; allowed: {', '.join(FAULT_KINDS)}")
+        now = self.env.now
+        self.flow.catch_up(now)
+        node = args.get("node")
+        if node is None:
+            node = int(np.argmax(self.placement.occupancy()))
+        try:
+            index = self.placement.node_position(node)
+        except (KeyError, IndexError):
+            raise ParamError(
+                "fault.node", f"{node!r} is not a node; allowed: a node name or a position 0..{self.placement.cluster.n - 1}"
+            ) from None
+        self.placement.cluster.schedulable[index] = False
+        hit = []
+        for rt in self.flow.functions:
+            for r in [r for r in rt.counted() if r.node_index == index]:
+                self.flow.drain(r, now, "fault")
+                hit.append(r.id)
+            if rt.scaler is None and not rt.per_request and len(rt.counted()) < rt.spec.min_replicas:
+                self.flow.scale_to(rt, rt.spec.min_replicas, now, "fault", "replacing drained replicas")
+        return FaultOutcome(node=self.placement.cluster.names[index], facts={"replicas": hit})
+
+    # -- processes ----------------------------------------------------------------------------------------
+    def _scaling(self, rt: FunctionRuntime):
+        env, flow = self.env, self.flow
+        while True:
+            interval = rt.spec.scale_interval or FUNCTION_SCALERS[rt.spec.scaler].interval or 10.0
+            yield env.timeout(interval)
+            now = env.now
+            if rt.scaler is None:
+                if not rt.per_request and len(rt.counted()) < rt.spec.min_replicas:
+                    flow.catch_up(now)
+                    flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
+                continue
+            flow.catch_up(now)
+            obs = flow.observe(rt, now)
+            verdict = rt.scaler.decide(obs)
+            flow.record_decision(rt, now, obs, verdict)
+            if verdict.desired is not None:
+                flow.scale_to(rt, verdict.desired, now, rt.spec.scaler, verdict.reason)
+
+    def _sampling(self):
+        env, run = self.env, self.sections["run"]
+        record = self.sections["faas"]
+        while True:
+            yield env.timeout(run.sample_interval)
+            now = env.now
+            self.flow.catch_up(now)
+            self._sample(now, now - self._last_sample, record.record_utilization)
+            self._last_sample = now
+
+    def _sample(self, now: float, interval: float, utilization: bool) -> None:
+        flow = self.flow
+        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns}
+        for rt in flow.functions:
+            rep, arr, start, exe = rt.flush()
+            served = rep >= 0
+            response = (start + exe - arr)[served]
+            p50, p95, p99 = np.percentile(response, [50, 95, 99]).tolist() if len(response) else (math.nan,) * 3
+            live = rt.live()
+            in_flight = sum(r.unfinished(now) for r in live)
+            states = {"pending": 0, "starting": 0, "running": 0, "draining": 0}
+            for r in live:
+                key = "pending" if r.state in ("conceived", "pending") else r.state
+                if key in states:
+                    states[key] += 1
+            self._max_running[rt.key] = max(self._max_running[rt.key], states["running"])
+            generated = rt.generated
+            arrivals = generated - self._sampled_generated[rt.key]
+            self._sampled_generated[rt.key] = generated
+            cold = len(rt.cold) - rt.interval_cold
+            rt.interval_cold = len(rt.cold)
+            self.recorder.append(
+                "function_samples",
+                {
+                    "time": now,
+                    "function": rt.name,
+                    "generated": generated,
+                    "completed": rt.dispatched - in_flight,
+                    "in_flight": in_flight,
+                    "queued": rt.waiting,
+                    "rejected": rt.rejected,
+                    "arrivals": arrivals,
+                    "rps": arrivals / interval if interval > 0 else math.nan,
+                    "cold_starts": cold,
+                    "response_p50": p50,
+                    "response_p95": p95,
+                    "response_p99": p99,
+                    "replicas_pending": states["pending"],
+                    "replicas_starting": states["starting"],
+                    "replicas_running": states["running"],
+                    "replicas_draining": states["draining"],
+                    "replica_seconds": self.replica_seconds(rt, now),
+                },
+            )
+            if utilization:
+                self._utilization_rows(rt, now, interval, util)
+            for r in live:
+                r.trim(now - max(flow.faas.metrics_window, interval))
+        if utilization:
+            self._node_rows(now, util)
+            if util["time"]:
+                self.recorder.extend("utilization", util)
+
+    def _utilization_rows(self, rt: FunctionRuntime, now: float, interval: float, util: dict[str, list]) -> None:
+        cluster = self.placement.cluster
+        t0 = now - interval
+        for r in rt.live():
+            if r.placed_at is None or r.node_index < 0:
+                continue
+            span = max(now - max(t0, r.placed_at), 1e-9)
+            busy = r.busy_seconds(t0, now) / span
+            cores = self.flow.cpu_cores(r, t0, now)
+            node_cores = cluster.cpu_capacity[r.node_index] / 1000.0
+            _, gpu, ram = r.resources
+            request = rt.spec.cpu_millis / 1000.0
+            memory_request = rt.spec.memory_mib * 2**20
+            util["time"].append(now)
+            util["scope"].append("replica")
+            util["node"].append(r.node)
+            util["replica"].append(r.id)
+            util["function"].append(rt.name)
+            util["cpu"].append(cores / node_cores)
+            util["cpu_request"].append(cores / request)
+            node_memory = float(cluster.memory_capacity[r.node_index])
+            util["memory"].append(min(node_memory, max(memory_request, busy * ram * node_memory)))
+            util["gpu"].append(min(1.0, busy * gpu))
+            util["busy"].append(busy)
+
+    def _node_rows(self, now: float, util: dict[str, list]) -> None:
+        """One row per node hosting replicas: the sums of its replica rows of this sample (plain dicts: cheap per tick)."""
+        cluster = self.placement.cluster
+        per: dict[str, list[float]] = {}
+        for node, cpu, memory, gpu, busy in zip(util["node"], util["cpu"], util["memory"], util["gpu"], util["busy"], strict=True):
+            acc = per.setdefault(node, [0.0, 0.0, 0.0, 0.0])
+            acc[0] += cpu
+            acc[1] += memory
+            acc[2] += gpu
+            acc[3] += busy
+        for node in sorted(per):
+            cpu, memory, gpu, busy = per[node]
+            i = cluster.index[node]
+            allocated = (cluster.cpu_capacity[i] - cluster.cpu_free[i]) / 1000.0
+            cores = cpu * cluster.cpu_capacity[i] / 1000.0
+            util["time"].append(now)
+            util["scope"].append("node")
+            util["node"].append(node)
+            util["replica"].append(None)
+            util["function"].append(None)
+            util["cpu"].append(min(1.0, cpu))
+            util["cpu_request"].append(cores / allocated if allocated > 0 else math.nan)
+            util["memory"].append(min(memory, float(cluster.memory_capacity[i])))
+            util["gpu"].append(min(1.0, gpu))
+            util["busy"].append(busy)
+
+    def replica_seconds(self, rt: FunctionRuntime, now: float) -> float:
+        """Replica lifetime so far (placed to removed), the cost measure."""
+        return rt.replica_seconds_done + sum(now - r.placed_at for r in rt.replicas.values() if r.placed_at is not None)
+
+    def estimate(self, until: float) -> Estimate:
+        """What a run to ``until`` will cost (see :mod:`engine.core.budget`): requests at each function's peak rate.
+
+        A request costs about what a job does (a few us, ~28 bytes at rest) and a sample per function about what a VM
+        world sample does; replicas are not heartbeating VMs (no heartbeats).
+        """
+        span = max(until - self.env.now, 0.0)
+        requests = 0.0
+        for rt in self.flow.functions:
+            s = rt.section
+            if s.arrival == "trace":
+                trace = rt.stream._trace_cursor().trace
+                covered = span * s.trace_speedup
+                passes = covered / trace.span if s.trace_loop else min(covered, trace.span) / trace.span
+                requests += trace.total * s.rate * passes
+            else:
+                requests += s.rate * shape_peak(s) * (s.walk_max if s.walk_sigma > 0 else 1.0) * span
+        samples = span / self.sections["run"].sample_interval * len(self.flow.functions)
+        return Estimate(until, requests, samples, 0.0, samples * BYTES_PER_SAMPLE + requests * 28.0)
+
+    # -- the invocations table ----------------------------------------------------------------------------
+    def invocation_columns(self) -> dict[str, Any]:
+        """Every request's row as numpy/pandas columns, statuses as of now (see :data:`engine.faas.tables.INVOCATIONS`)."""
+        now = self.env.now
+        parts: list[dict[str, np.ndarray]] = []
+        for rt in self.flow.functions:
+            rep, arr, start, exe = rt.columns()
+            q = [(a, code) for a, code in rt.gateway]
+            q_arr = np.array([a for a, _ in q], dtype=np.float64)
+            q_code = np.array([code for _, code in q], dtype=np.int32)
+            n, m = len(rep), len(q)
+            served = rep >= 0
+            gw = np.zeros(n + m)
+            if rt.gw_wait:
+                rows = np.fromiter(rt.gw_wait.keys(), dtype=np.int64, count=len(rt.gw_wait))
+                gw[rows] = np.fromiter(rt.gw_wait.values(), dtype=np.float64, count=len(rt.gw_wait))
+            cold = np.zeros(n + m, dtype=bool)
+            if rt.cold:
+                cold[np.asarray(rt.cold, dtype=np.int64)] = True
+            status = np.where(served, np.where(start + exe <= now, 0, 1), 3).astype(np.int8)
+            q_status = np.where(q_code == 0, 2, 3).astype(np.int8)
+            end = start + exe
+            parts.append(
+                {
+                    "request": np.arange(n + m, dtype=np.int64),
+                    "function": np.full(n + m, rt.name, dtype=object),
+                    "replica": np.concatenate([rep, np.full(m, -1, dtype=np.int32)]),
+                    "arrival": np.concatenate([arr, q_arr]),
+                    "gateway_wait": np.concatenate([gw[:n], np.maximum(now - q_arr, 0.0) * (q_code == 0)]),
+                    "start": np.concatenate([start, np.full(m, np.nan)]),
+                    "execution": np.concatenate([exe, np.full(m, np.nan)]),
+                    "end": np.concatenate([end, np.full(m, np.nan)]),
+                    "cold_start": cold,
+                    "status": np.concatenate([status, q_status]),
+                    "reason": np.concatenate([np.where(served, 0, -rep), -q_code]).astype(np.int8),
+                }
+            )
+        if not parts:
+            return {c.name: np.zeros(0) for c in INVOCATIONS.columns}
+        cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        replica = cat["replica"].astype(np.int64)
+        served = replica >= 0
+        # node of each replica id (fixed for its life), looked up as arrays: no Python work per row
+        node_of = np.full(self.flow.next_id + 1, len(self.placement.cluster.names), dtype=np.int64)
+        for rid, r in self.flow.by_id.items():
+            if r.node_index >= 0:
+                node_of[rid] = r.node_index
+        node_names = np.array([*self.placement.cluster.names, None], dtype=object)
+        node = node_names[np.where(served, node_of[np.where(served, replica, self.flow.next_id)], len(node_names) - 1)]
+        arrival, gateway, start, end = cat["arrival"], cat["gateway_wait"], cat["start"], cat["end"]
+        reasons = np.array(["", *REASONS.values()], dtype=object)
+        return {
+            "request": cat["request"],
+            "function": pd.array(cat["function"], dtype="string"),
+            "replica": pd.arrays.IntegerArray(np.where(served, replica, 0), ~served),
+            "node": pd.array(node, dtype="string"),
+            "arrival": arrival,
+            "gateway_wait": gateway,
+            "replica_wait": np.where(served, start - arrival - gateway, 0.0),
+            "start": start,
+            "execution": cat["execution"],
+            "end": end,
+            "response": end - arrival,
+            "cold_start": cat["cold_start"],
+            "status": pd.array(_STATUS[cat["status"]], dtype="string"),
+            "reason": pd.array(reasons[cat["reason"]], dtype="string"),
+        }
+
+    def request_bytes(self) -> tuple[int, int]:
+        """(bytes the request rows take at rest, requests stored): the columnar store's cost per request."""
+        for rt in self.flow.functions:
+            rt.flush()
+        stored = sum(rt.stored_bytes() for rt in self.flow.functions)
+        return stored, sum(rt.rows for rt in self.flow.functions)
+
+    # -- summary ------------------------------------------------------------------------------------------
+    def function_summary(self, now: float) -> pd.DataFrame:
+        """One row per function: requests by status, p50/p95/p99 response of the completed, cold starts, replicas."""
+        rows = []
+        for rt in self.flow.functions:
+            rep, arr, start, exe = rt.columns()
+            served = rep >= 0
+            done = served & (start + exe <= now)
+            response = (start + exe - arr)[done]
+            p50, p95, p99 = np.percentile(response, [50, 95, 99]).tolist() if len(response) else (math.nan,) * 3
+            rows.append(
+                {
+                    "function": rt.name,
+                    "scaler": rt.spec.scaler,
+                    "generated": rt.generated,
+                    "completed": int(done.sum()),
+                    "in_flight": int((served & ~done).sum()),
+                    "queued": rt.waiting,
+                    "rejected": rt.rejected,
+                    "cold_starts": len(rt.cold),
+                    "response_p50": p50,
+                    "response_p95": p95,
+                    "response_p99": p99,
+                    "replicas_now": sum(1 for r in rt.replicas.values() if r.state == "running"),
+                    "replicas_max": max(self._max_running[rt.key], sum(1 for r in rt.replicas.values() if r.state == "running")),
+                    "replicas_created": sum(1 for r in self.flow.by_id.values() if r.rt is rt),
+                    "replica_hours": self.replica_seconds(rt, now) / 3600.0,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def summary(self, now: float) -> dict[str, Any]:
+        table = self.function_summary(now)
+        totals = {k: int(table[k].sum()) for k in ("generated", "completed", "in_flight", "queued", "rejected", "cold_starts")}
+        return {
+            "world": "functions",
+            **{f"requests_{k}" if k != "cold_starts" else k: v for k, v in totals.items()},
+            "replica_hours": float(table["replica_hours"].sum()),
+            "functions": {row["function"]: {k: v for k, v in row.items() if k != "function"} for row in table.to_dict("records")},
+        }

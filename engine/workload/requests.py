@@ -1,0 +1,118 @@
+"""Request generators for function deployments: a composable rate profile times an arrival process, window by window.
+
+One :class:`RequestStream` per function. Its rate at time ``t`` is ``rate`` times every shape switched on::
+
+    rate(t) = rate x diurnal(t) x steps(t) x bursts(t) x walk(t)
+
+* diurnal: ``1 + diurnal_amplitude sin(2 pi t / diurnal_period)`` (0 amplitude: off);
+* steps: ``[[time, multiple], ...]`` (empty: off); bursts: ``burst_factor`` for the last ``burst_duration`` s of
+  every ``burst_every`` s (factor 1: off) — the same functions as the VM world's workload patterns;
+* walk: a Gaussian random walk of the multiple, one step of ``walk_sigma`` per window, kept in [0, ``walk_max``]
+  (faas-sim's ``randomwalk_rps_profile``; sigma 0: off).
+
+``arrival`` is ``poisson`` (a non-homogeneous Poisson process, by thinning against the window's peak: faas-sim's
+``expovariate_arrival_profile``), ``constant`` (evenly spaced at the window's rate, the phase carried across
+windows: faas-sim's ``static_arrival_profile``) or ``trace`` (a replayed Azure Functions 2019/2021 trace through
+:class:`~engine.workload.traces.replay.TraceCursor`; ``rate`` then multiplies its intensity and the shapes are
+ignored). Windows of ``WINDOW`` simulated seconds are generated in order from the function's own stream, so the
+draws do not depend on how often the platform looks; a parameter change applies from the next window on.
+
+``profile`` is any object with those attributes (a function's section, or a mirror of it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from engine.workload.arrivals import WINDOW, burst_multiplier, diurnal_multiplier, step_multiplier
+from engine.workload.traces.replay import TraceCursor, load_trace
+
+ARRIVALS = ("poisson", "constant", "trace")
+
+
+def shape_multiplier(profile: Any, t: np.ndarray) -> np.ndarray:
+    """The product of the deterministic shapes switched on (diurnal, steps, bursts) at times ``t``."""
+    out = np.ones_like(t, dtype=float)
+    if profile.diurnal_amplitude > 0:
+        out = out * diurnal_multiplier(t, profile.diurnal_amplitude, profile.diurnal_period)
+    if profile.steps:
+        out = out * step_multiplier(t, profile.steps)
+    if profile.burst_factor != 1.0:
+        out = out * burst_multiplier(t, profile.burst_every, profile.burst_duration, profile.burst_factor)
+    return out
+
+
+def shape_peak(profile: Any) -> float:
+    """An upper bound of :func:`shape_multiplier` (for thinning)."""
+    peak = 1.0 + max(0.0, profile.diurnal_amplitude)
+    if profile.steps:
+        peak *= max([1.0] + [float(s[1]) for s in profile.steps])
+    return peak * max(1.0, profile.burst_factor)
+
+
+class RequestStream:
+    """Arrival times of one function's requests, generated one window at a time."""
+
+    def __init__(self, profile: Any, rng: np.random.Generator):
+        self.profile = profile
+        self.rng = rng
+        self.window_end = 0.0
+        self.generated = 0
+        self.walk = 1.0  # the random walk's multiple
+        self._next_constant: float | None = None
+        self._cursor: TraceCursor | None = None
+        if profile.arrival == "trace":
+            self._trace_cursor()  # read now: a bad file fails when the world is built
+
+    def _trace_cursor(self) -> TraceCursor:
+        p = self.profile
+        key = (p.trace_file, p.trace_format, p.trace_function)
+        if self._cursor is None or self._cursor.key != key:
+            self._cursor = TraceCursor(load_trace(*key), key=key)
+        return self._cursor
+
+    def rate_at(self, t: np.ndarray) -> np.ndarray:
+        """The current rate profile at times ``t`` (requests per second; the walk at its present level)."""
+        p = self.profile
+        return p.rate * self.walk * shape_multiplier(p, np.asarray(t, dtype=float))
+
+    def next_window(self) -> np.ndarray:
+        """The arrivals of the next window (sorted, possibly none)."""
+        p = self.profile
+        t0 = self.window_end
+        t1 = t0 + WINDOW
+        self.window_end = t1
+        if p.arrival == "trace":
+            cursor = self._trace_cursor()
+            a = cursor.pos
+            pos = cursor.take(WINDOW * p.trace_speedup, p.trace_loop, p.rate, self.rng)
+            times = np.clip(t0 + (pos - a) / p.trace_speedup, t0, np.nextafter(t1, t0)) if len(pos) else np.empty(0)
+            self.generated += len(times)
+            return times
+        if p.walk_sigma > 0:  # one step per window, drawn whether or not the rate is zero (keeps the stream aligned)
+            self.walk = min(max(self.walk + float(self.rng.normal(0.0, p.walk_sigma)), 0.0), p.walk_max)
+        base = p.rate * self.walk
+        if base <= 0.0:
+            self._next_constant = None
+            return np.empty(0)
+        if p.arrival == "constant":
+            rate = base * float(shape_multiplier(p, np.array([t0]))[0])
+            if rate <= 0:
+                self._next_constant = None
+                return np.empty(0)
+            gap = 1.0 / rate
+            nxt = t0 + gap if self._next_constant is None else max(self._next_constant, t0)
+            n = max(0, math.ceil((t1 - nxt) / gap))
+            times = nxt + gap * np.arange(n)
+            self._next_constant = nxt + gap * n
+        else:
+            peak = base * shape_peak(p)
+            n = int(self.rng.poisson(peak * WINDOW))
+            cand = np.sort(self.rng.uniform(t0, t1, n))
+            keep = self.rng.uniform(0.0, 1.0, n) * peak <= base * shape_multiplier(p, cand)
+            times = cand[keep]
+        self.generated += len(times)
+        return times

@@ -1,0 +1,77 @@
+"""The Functions view in a real Chromium: it appears for a function scenario, every plot draws data from the recorded
+tables, and a per-function slider changes the engine live (the deployment is bounded at once)."""
+
+from __future__ import annotations
+
+import pytest
+from panel.io.state import state
+from panel.tests.util import serve_component, wait_until
+
+from dashboard.ui import Dashboard
+
+pytestmark = pytest.mark.browser
+
+#: JS: how many rows the page's sources hold for a column (HoloViews' sources are unnamed: look at every model).
+JS_ROWS = """col => {
+  const d = window.Bokeh && Bokeh.documents[0]; if (!d) return 0;
+  let n = 0;
+  for (const m of d._all_models.values()) {
+    if (m.data && m.data[col] !== undefined) n = Math.max(n, m.data[col].length);
+  }
+  return n;
+}"""
+JS_IMAGE = """() => {
+  const d = window.Bokeh && Bokeh.documents[0]; if (!d) return 0;
+  for (const m of d._all_models.values()) {
+    if (m.name !== 'placement-grid' && m.data && m.data.image && m.data.image.length && m.data.image[0].length > 1 && m.data.dw[0] > 10)
+      return m.data.image[0].length;
+  }
+  return 0;
+}"""  # the Functions view's replica heatmap (not the Placement tab's grid), once it spans some time
+
+
+@pytest.fixture
+def served_functions(page):
+    made: list[Dashboard] = []
+    page.set_viewport_size({"width": 1500, "height": 1300})
+
+    def app():
+        d = Dashboard("faas-edge")
+        d.session.speed = 120.0
+        made.append(d)
+        return d
+
+    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
+    yield page, made[0], messages
+    for d in made:
+        d.stop()
+    state.kill_all_servers()
+
+
+def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(served_functions, artifacts):
+    page, d, messages = served_functions
+    sim = d.session.sim
+    page.locator(".bk-tab", has_text="Functions").click()
+    for column in ("rps", "response", "replicas"):
+        page.wait_for_function(f"() => ({JS_ROWS})('{column}') > 3", timeout=40000)
+    page.wait_for_function(f"() => ({JS_IMAGE})() > 1", timeout=40000)
+    page.wait_for_timeout(1000)  # let the browser draw it before the screenshot
+    assert page.locator(".functions-view .function-kpis table").count() == 1
+    page.screenshot(path=str(artifacts / "dashboard-functions.png"), full_page=True)
+
+    # KPA on mobilenet runs up to 16 replicas in its bursts: bound it at 3 from the page
+    wait_until(
+        lambda: sim.frame("function_samples").query("function == 'mobilenet-inference'").replicas_running.max() > 3, page, timeout=60000
+    )
+    handle = page.locator(".ctl-fn-fn2-max_replicas .noUi-handle").first
+    handle.focus()
+    handle.press("Home")
+    handle.press("ArrowRight")
+    handle.press("ArrowRight")
+    wait_until(lambda: d.session.sim.sections["fn2"].max_replicas == 3, page, timeout=15000)
+    changed = sim.events().query("kind == 'param' and command == 'fn2.max_replicas'").time.iloc[-1]
+    wait_until(lambda: sim.now > changed + 60, page, timeout=30000)
+    after = sim.frame("function_samples").query("function == 'mobilenet-inference' and time > @changed + 5")
+    assert len(after) and (after.replicas_running + after.replicas_starting + after.replicas_pending).max() <= 3
+    errors = [m.text for m in messages if m.type == "error"]
+    assert not errors, errors
