@@ -27,8 +27,12 @@ LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
 MAX_TICK_GAP = 0.5
 
 
+#: The worlds the dashboard's views draw (a pod-world scenario runs with ``python -m engine run`` and in notebooks).
+DASHBOARD_WORLDS = ("vm",)
+
+
 def scenario_names() -> list[str]:
-    names = sorted(list_scenarios())
+    names = sorted(name for name, path in list_scenarios().items() if load_scenario(path).world in DASHBOARD_WORLDS)
     if "default" in names:
         names.remove("default")
         names.insert(0, "default")

@@ -267,7 +267,7 @@ class Dashboard(pn.viewable.Viewer):
         sidebar = pn.Column(pn.pane.Markdown("## scalelab"), self.run_card, self.fault_card, self.controls_holder, self.status, width=340)
         self.tabs = pn.Tabs(
             ("Live", pn.Column(self.views.layout, pn.pane.Markdown("### Event log"), self.events.pane, sizing_mode="stretch_width")),
-            ("Placement", pn.Column(self.placement.layout, self.scores.layout, sizing_mode="stretch_width")),
+            ("Placement", pn.Column(self.placement.layout, self.run_view.gpu.layout, self.scores.layout, sizing_mode="stretch_width")),
             ("Compare", self.compare.layout),
             ("Sweeps", SweepExplorer(self.session, on_open=lambda: setattr(self.tabs, "active", 0))),
             dynamic=False,

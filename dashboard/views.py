@@ -28,6 +28,7 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from dashboard.feed import Feed, FramesSource, KpiTracker
+from dashboard.gpu import GpuDeviceView
 
 #: Samples kept on screen per run and plot (a few thousand points at most; see the recipe).
 WINDOW = 1500
@@ -651,6 +652,7 @@ class RunView:
         self.events = EventLog()
         self.placement = PlacementHeatmap()
         self.scores = ScoreHeatmap()
+        self.gpu = GpuDeviceView()  # per-device GPU use, shown when the cluster has GPUs
         self.pushes = 0
 
     def clear(self) -> None:
@@ -658,6 +660,7 @@ class RunView:
         self.events.clear()
         self.placement.clear()
         self.scores.clear()
+        self.gpu.clear()
         self.pushes = 0
 
     def push(self, new: dict[str, pd.DataFrame], now: float, all_views: bool = False, timed: Any = None) -> None:
@@ -669,12 +672,15 @@ class RunView:
         self.events.push(events)
         self.placement.push(new.get("nodes", empty), new.get("placements", empty))
         self.scores.push(new.get("placements", empty), new.get("breakdowns", empty))
+        self.gpu.push(new.get("nodes", empty), new.get("placements", empty))
         self.pushes += 1
         phase = self.pushes % self.SLOW_EVERY
         if self.pushes % self.LOG_EVERY == 1 or all_views:
             call("event_log", self.events.flush)
         if phase == 2 or all_views:
             call("placement_heatmap", self.placement.tick, now)
+        if phase == 4 or all_views:
+            call("gpu_devices", self.gpu.render)
 
     @classmethod
     def from_frames(cls, frames: dict[str, pd.DataFrame], sample_interval: float, run: str = "live") -> RunView:
@@ -686,6 +692,7 @@ class RunView:
         samples = frames.get("samples", pd.DataFrame())
         end = float(samples["time"].iloc[-1]) if len(samples) else 0.0
         view.placement.show_span(0.0, end)
+        view.gpu.render()
         tracker = KpiTracker()
         tracker.push(samples)
         view.kpi_row.update(tracker.kpis(end))

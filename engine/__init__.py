@@ -10,10 +10,10 @@ The public API, all that the dashboard and notebooks use::
 
 Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
 ``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
-``scheduling`` < ``vmworld`` | ``faas`` (the two worlds: the seed's VM cloud, function deployments) < ``sim``
-(Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps); ``kube`` (the Kubernetes scheduler daemon and
-plan mode, ``python -m engine.kube``) sits beside ``vmworld``, on ``scheduling``. ``Simulation("faas-edge")`` runs
-the functions world (``run.world: functions``).
+``scheduling`` < ``vmworld`` | ``faas`` | ``podworld`` (the three worlds: the seed's VM cloud, function deployments, a
+trace's pods on a cluster) < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps); ``kube`` (the
+Kubernetes scheduler daemon and plan mode, ``python -m engine.kube``) sits beside ``vmworld``, on ``scheduling``.
+``Simulation("faas-edge")`` runs the functions world (``run.world: functions``), ``Simulation("openb")`` the pod world.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import numpy as np
 from engine.cluster.files import CLUSTER_DIR, resolve_cluster_path
 from engine.cluster.importers.kube import KubeObjectError, kube_nodes, load_kube_nodes
 from engine.cluster.importers.kube_snapshot import kube_snapshot, load_kube_pods
-from engine.cluster.importers.openb import OPENB_NODES, openb
+from engine.cluster.importers.openb import openb, read_openb_nodes
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
 from engine.cluster.synth import _buckets, _prepull, catalogue_registry, cloud_regions, faas_edge, urban_sensing
@@ -38,6 +38,13 @@ def _check_dump(params: ClusterParams, name: str, noun: str, command: str, load:
 
 def check_files(params: ClusterParams) -> None:
     """Raise :class:`ParamError` when a file the section names is missing or unreadable (cached per file version)."""
+    if params.topology == "openb":
+        if not params.openb_file.strip():
+            raise ParamError(
+                "cluster.openb_file", f"topology openb needs a node list; allowed: a CSV file, relative to {CLUSTER_DIR} or absolute"
+            )
+        read_openb_nodes(resolve_cluster_path(params.openb_file))
+        return
     nodes, pods = ("node dump", "kubectl get nodes -o json", load_kube_nodes), ("pod dump", "kubectl get pods -A -o json", load_kube_pods)
     if params.topology == "kube_nodes":
         _check_dump(params, "kube_nodes_file", *nodes)
@@ -71,7 +78,8 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
             catalogue_registry(),
         )
     else:
-        cluster = openb(OPENB_NODES, params.openb_nodes, seeded, params.storage_nodes)
+        path = resolve_cluster_path(params.openb_file)
+        cluster = openb(path, params.openb_nodes, seeded, params.storage_nodes, gpu_nodes_only=params.openb_gpu_nodes_only)
     _buckets(cluster, seeded, int(params.worker_input_mib * MiB))
     if params.topology not in ("kube_nodes", "kube_snapshot"):  # a dump's status.images is the image cache
         _prepull(cluster, params.worker_image, seeded, params.prepull_cloud, params.prepull_fraction)

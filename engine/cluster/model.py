@@ -5,7 +5,14 @@ Nodes are fixed once the cluster is built (synthesizers in :mod:`engine.cluster.
 what changes is their state: free cpu, memory and GPUs, the image cache, the pod count and whether a node
 is schedulable. Every column is indexed by node position, which is also the scheduler's scan order.
 
-Units: cpu in millicores, memory and image/data sizes in bytes, bandwidth in bytes per second.
+Units: cpu in millicores, memory and image/data sizes in bytes, bandwidth in bytes per second, GPU shares in
+milli-GPU (1000 is one device).
+
+GPUs are devices, tracked one by one: ``gpu_milli_free[node, device]`` is what is left of each (absent devices
+hold 0, which no request fits). A pod asking for less than one GPU shares one device with others (the
+Alibaba GPU-sharing model of the openb traces); a pod asking for k GPUs takes k whole free devices. Which
+devices a pod gets is the scheduler's choice (:meth:`Cluster.default_devices` unless a GPU policy says
+otherwise); :meth:`Cluster.place` and :meth:`Cluster.remove` take them explicitly.
 Labels follow Skippy (``locality.skippy.io/type``, ``capability.skippy.io/*``, ``data.skippy.io/storage``,
 ``beta.kubernetes.io/arch``) and Kubernetes (``topology.kubernetes.io/region`` and ``/zone``).
 """
@@ -36,8 +43,29 @@ GPU_MODEL = "nvidia.com/gpu.product"
 RECEIVES_FROM = "data.skippy.io/receives-from-storage/path"
 SENDS_TO = "data.skippy.io/sends-to-storage/path"
 
+GPU_MILLI = 1000  # milli-GPU of one whole device
 DEFAULT_CPU_MILLIS = 100  # Kubernetes' non-zero defaults, as in Skippy
 DEFAULT_MEMORY = 200 * MiB
+
+
+def gpu_request(gpus: float, milli: int = 0) -> tuple[int, int]:
+    """(devices, milli-GPU on each) of a GPU request: below 1 GPU a share of one device, otherwise whole devices.
+
+    ``milli`` > 0 states the share of each device explicitly (openb's ``num_gpu`` x ``gpu_milli``: ``gpus`` is then
+    ``devices * milli / 1000``). Raises ValueError for a request no device split can serve (1.5 GPUs).
+    """
+    if gpus <= 0:
+        return 0, 0
+    if milli > 0:
+        devices = round(gpus * GPU_MILLI / milli)
+        if devices < 1 or milli > GPU_MILLI or abs(devices * milli - gpus * GPU_MILLI) > 1e-6 * GPU_MILLI:
+            raise ValueError(f"{gpus!r} GPUs in shares of {milli} milli-GPU; allowed: a whole number of shares of at most {GPU_MILLI}")
+        return devices, int(milli)
+    if gpus < 1:
+        return 1, max(1, round(gpus * GPU_MILLI))
+    if gpus != int(gpus):
+        raise ValueError(f"{gpus!r} GPUs; allowed: below 1 (a share of one GPU) or a whole number of GPUs")
+    return int(gpus), GPU_MILLI
 
 
 def normalize_image_name(image: str) -> str:
@@ -61,8 +89,10 @@ class Container:
 class Pod:
     """What the scheduler places: containers, labels (capability and data-locality hints), GPU needs.
 
-    ``gpu_models`` lists acceptable GPU models (empty: any); ``node_labels_present`` / ``_absent`` are label
-    keys a node must have / must not have. The Kubernetes constraints (empty for synthesized pods):
+    ``gpus`` is the GPU request (below 1: a share of one device; else whole devices; ``gpu_milli`` states the
+    share of each device when several partial devices are asked for); ``gpu_models`` lists acceptable GPU
+    models (empty: any); ``node_labels_present`` / ``_absent`` are label keys a node must have / must not have.
+    The Kubernetes constraints (empty for synthesized pods):
     ``tolerations`` of node taints, ``node_selector`` (labels a node must carry with these values) and
     ``node_affinity`` (required node affinity: any term must hold).
     """
@@ -77,6 +107,15 @@ class Pod:
     tolerations: tuple[Toleration, ...] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
     node_affinity: tuple[NodeSelectorTerm, ...] = ()
+    gpu_milli: int = 0
+
+    def __post_init__(self) -> None:
+        gpu_request(self.gpus, self.gpu_milli)  # refuse a request no device split can serve, at once
+
+    @cached_property
+    def gpu_devices(self) -> tuple[int, int]:
+        """(devices, milli-GPU taken on each): (0, 0) without GPUs, (1, share) for a sharing pod, (k, 1000) for k GPUs."""
+        return gpu_request(self.gpus, self.gpu_milli)
 
     @cached_property
     def cpu_millis(self) -> int:
@@ -185,10 +224,18 @@ class Cluster:
         self.n = len(nodes)
         self.cpu_capacity = np.array([s.cpu_millis for s in nodes], dtype=np.int64)
         self.memory_capacity = np.array([s.memory for s in nodes], dtype=np.int64)
-        self.gpu_capacity = np.array([s.gpus for s in nodes], dtype=np.float64)
+        for s in nodes:
+            if s.gpus < 0 or s.gpus != int(s.gpus):
+                raise ValueError(f"node {s.name}: gpus {s.gpus!r}; allowed: a whole number of GPU devices >= 0")
+        self.gpu_count = np.array([int(s.gpus) for s in nodes], dtype=np.int64)  # devices per node
+        self.gpu_capacity = self.gpu_count.astype(np.float64)
         self.cpu_free = self.cpu_capacity.copy()
         self.memory_free = self.memory_capacity.copy()
-        self.gpu_free = self.gpu_capacity.copy()
+        devices = max(1, int(self.gpu_count.max()))
+        self.gpu_milli_free = np.where(np.arange(devices)[None, :] < self.gpu_count[:, None], GPU_MILLI, 0).astype(np.int64)
+        # GPU pods per node by kind, for policies that keep kinds together: column 0 sharing pods, k pods of k devices
+        self.gpu_pods_by_kind = np.zeros((self.n, devices + 1), dtype=np.int64)
+        self.version = np.zeros(self.n, dtype=np.int64)  # bumped whenever a node's free resources change
         self.speed = np.array([s.speed for s in nodes], dtype=np.float64)
         self.registry_bandwidth = np.array([s.registry_bandwidth for s in nodes], dtype=np.float64)
         self.pods = np.zeros(self.n, dtype=np.int64)
@@ -348,28 +395,87 @@ class Cluster:
             self._mask_cache[key] = mask
         return self._mask_cache[key]
 
+    # ---------------------------------------------------------------- GPUs
+    @property
+    def gpu_free(self) -> np.ndarray:
+        """Free GPUs per node (float: the free milli-GPU of its devices summed, / 1000)."""
+        return self.gpu_milli_free.sum(axis=1) / GPU_MILLI
+
+    @property
+    def gpu_devices_max(self) -> int:
+        """Columns of the device grid (the most devices any node has, at least 1)."""
+        return int(self.gpu_milli_free.shape[1])
+
+    def gpu_fits(self, pod: Pod) -> np.ndarray | None:
+        """Boolean mask: nodes with ``devices`` devices that each have the pod's share free (None: no GPU asked)."""
+        count, milli = pod.gpu_devices
+        if count == 0:
+            return None
+        fits = self.gpu_milli_free >= milli
+        return (fits.sum(axis=1) >= count) if count > 1 else fits.any(axis=1)
+
+    def default_devices(self, pod: Pod, node: int) -> tuple[int, ...]:
+        """The devices a pod takes on ``node`` unless a policy chooses: best fit for shares (the device with the least
+        free milli-GPU that fits, lowest index on ties), the lowest-index free devices for whole GPUs."""
+        count, milli = pod.gpu_devices
+        if count == 0:
+            return ()
+        free = self.gpu_milli_free[node]
+        fitting = np.flatnonzero(free >= milli)
+        if len(fitting) < count:
+            raise ValueError(f"node {self.names[node]}: {count} device(s) with {milli} milli-GPU free needed, {len(fitting)} have it")
+        if milli < GPU_MILLI:
+            fitting = fitting[np.argsort(free[fitting], kind="stable")]
+        return tuple(int(d) for d in fitting[:count])
+
+    def _take_gpus(self, pod: Pod, node: int, devices: Sequence[int] | None, sign: int) -> tuple[int, ...]:
+        count, milli = pod.gpu_devices
+        if count == 0:
+            return ()
+        if devices is None:
+            if sign > 0:
+                devices = self.default_devices(pod, node)
+            else:
+                raise ValueError(f"pod {pod.name}: removing a GPU pod needs the devices it was placed on")
+        devices = tuple(int(d) for d in devices)
+        if len(devices) != count or len(set(devices)) != count:
+            raise ValueError(f"pod {pod.name}: {count} distinct device(s) expected, got {list(devices)}")
+        row = self.gpu_milli_free[node]
+        after = row[list(devices)] - sign * milli
+        if (after < 0).any() or (after > GPU_MILLI).any() or any(d >= self.gpu_count[node] for d in devices):
+            raise ValueError(
+                f"node {self.names[node]}: devices {list(devices)} cannot {'take' if sign > 0 else 'return'} {milli} milli-GPU each"
+            )
+        row[list(devices)] = after
+        self.gpu_pods_by_kind[node, 0 if (count == 1 and milli < GPU_MILLI) else count] += sign
+        return devices
+
     # ---------------------------------------------------------------- placement state
     def missing_images(self, pod: Pod, node: int) -> list[str]:
         """The pod's images (normalised, one per container) that ``node`` does not hold."""
-        return [image for image in pod.images if not self.image_cached[self.image_index(image), node]]
+        indices = [self.image_index(image) for image in pod.images]  # first: image_index grows the cache for new images
+        return [image for image, i in zip(pod.images, indices, strict=True) if not self.image_cached[i, node]]
 
-    def place(self, pod: Pod, node: int) -> list[str]:
-        """Bind ``pod`` to ``node``: pull its images into the cache, take its requests. Returns the images pulled."""
+    def place(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> list[str]:
+        """Bind ``pod`` to ``node``: pull its images into the cache, take its requests (GPU shares on ``devices``,
+        default :meth:`default_devices`: pass the same devices to :meth:`remove`). Returns the images pulled."""
+        self._take_gpus(pod, node, devices, +1)
         needed = self.missing_images(pod, node)
         for image in needed:
             self.cache_image(image, node)
         self.cpu_free[node] -= pod.cpu_millis
         self.memory_free[node] -= pod.memory
-        self.gpu_free[node] -= pod.gpus
         self.pods[node] += 1
+        self.version[node] += 1
         return needed
 
-    def remove(self, pod: Pod, node: int) -> None:
-        """Unbind ``pod`` from ``node``: give its requests back; cached images stay."""
+    def remove(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> None:
+        """Unbind ``pod`` from ``node``: give its requests back (GPU shares to the ``devices`` it was placed on); cached images stay."""
+        self._take_gpus(pod, node, devices, -1)
         self.cpu_free[node] += pod.cpu_millis
         self.memory_free[node] += pod.memory
-        self.gpu_free[node] += pod.gpus
         self.pods[node] -= 1
+        self.version[node] += 1
 
     def pull_seconds(self, images: Iterable[str], node: int) -> float:
         """Seconds to pull ``images`` (each once) to ``node`` over its registry bandwidth."""
@@ -410,6 +516,7 @@ class Cluster:
                 "memory_allocated": self.memory_capacity - self.memory_free,
                 "gpu_capacity": self.gpu_capacity,
                 "gpu_allocated": self.gpu_capacity - self.gpu_free,
+                "gpu_count": self.gpu_count,
                 "gpu_model": st["gpu_model"],
                 "speed": self.speed,
                 "replicas": self.pods.copy(),

@@ -1,13 +1,14 @@
 """The cluster section: which layout the workers are placed on, and the worker pod's spec.
 
-No file is read here: the kube_nodes and kube_snapshot dumps are checked when a scenario is built (:func:`engine.cluster.build.check_files`).
+No file is read here: the kube_nodes and kube_snapshot dumps and the openb node list are checked when a scenario is built
+(:func:`engine.cluster.build.check_files`).
 """
 
 from __future__ import annotations
 
 import param
 
-from engine.cluster.model import CAPABILITY, IMAGE_CATALOGUE, RECEIVES_FROM, WORKER_INPUT, Container, MiB, Pod
+from engine.cluster.model import CAPABILITY, IMAGE_CATALOGUE, RECEIVES_FROM, WORKER_INPUT, Container, MiB, Pod, gpu_request
 from engine.cluster.topologies import TOPOLOGIES
 from engine.core.params import ParamError, Section
 
@@ -42,7 +43,16 @@ class ClusterParams(Section):
     backbone_mbps = param.Number(
         1000.0, bounds=(10.0, 100000.0), step=100.0, doc="urban_sensing / faas_edge: backbone between cloudlets and the cloud, Mbit/s."
     )
-    openb_nodes = param.Integer(0, bounds=(0, 1523), doc="openb: nodes taken from the 1,523 of the trace (0 = all), seeded sample.")
+    openb_nodes = param.Integer(
+        0, bounds=(0, 1_000_000), doc="openb: nodes taken from the node list (0 = all), a seeded sample in file order."
+    )
+    openb_file = param.String(
+        "openb_node_list_all_node.csv",
+        doc="openb: the node list (CSV with columns sn, cpu_milli, memory_mib, gpu, model, by header), relative to data/clusters or absolute.",
+    )
+    openb_gpu_nodes_only = param.Boolean(
+        False, doc="openb: keep only the nodes with at least one GPU (the FGD paper's cluster: 1,213 of the 1,523 nodes, 6,212 GPUs)."
+    )
     kube_nodes_file = param.String(
         "kube-nodes-sample.json",
         doc="kube_nodes: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (capacities, labels, cordons and image caches come from it).",
@@ -68,7 +78,9 @@ class ClusterParams(Section):
     worker_image = param.Selector(default="scalelab/worker:1.0", objects=list(IMAGE_CATALOGUE), doc="Image of a worker pod.")
     worker_cpu_millis = param.Integer(500, bounds=(1, 256000), doc="Worker pod cpu request, millicores.")
     worker_memory_mib = param.Integer(512, bounds=(1, 1048576), doc="Worker pod memory request, MiB.")
-    worker_gpus = param.Number(0.0, bounds=(0.0, 8.0), step=0.5, doc="Worker pod GPU request (fractions share a GPU).")
+    worker_gpus = param.Number(
+        0.0, bounds=(0.0, 8.0), step=0.05, doc="Worker pod GPU request: below 1 a share of one GPU device, else whole devices (1, 2, ...)."
+    )
     worker_gpu_models = param.String("", doc="GPU models a worker accepts, separated by '|' (empty: any).")
     worker_capability = param.Selector(
         default="none", objects=["none", "nvidia-gpu"], doc="Capability label the worker prefers (Capability priority)."
@@ -82,6 +94,13 @@ class ClusterParams(Section):
             raise ParamError("cluster.nodes", f"{self.nodes} is below regions ({self.regions}); allowed: nodes >= regions")
         if self.topology in ("urban_sensing", "faas_edge") and self.cells * self.devices_per_cell + self.cloudlets + self.cloud_nodes < 1:
             raise ParamError("cluster.cloud_nodes", "the urban-sensing layout has no nodes; allowed: at least one node")
+        try:
+            gpu_request(self.worker_gpus)
+        except ValueError:
+            raise ParamError(
+                "cluster.worker_gpus",
+                f"{self.worker_gpus!r} is not allowed; allowed: below 1 (a share of one GPU) or a whole number of GPUs",
+            ) from None
         if self.worker_gpu_models and self.worker_gpus <= 0:
             raise ParamError("cluster.worker_gpu_models", "set only with worker_gpus > 0; allowed: empty when no GPU is requested")
 

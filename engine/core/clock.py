@@ -16,8 +16,8 @@ from simpy.events import URGENT
 
 from engine.core.params import ParamError
 
-#: The longest horizon anything may ask for: thirty days of simulated time (run.duration's bound).
-MAX_HORIZON = 30 * 86400.0
+#: The longest horizon anything may ask for: 400 days of simulated time (run.duration's bound; a pod trace spans months).
+MAX_HORIZON = 400 * 86400.0
 
 
 def check_horizon(until: float, field: str = "until") -> float:

@@ -20,6 +20,7 @@ STREAMS = {
     "requests": 9,  # the function platform: request generators (one sub-stream per function)
     "execution": 10,  # the function platform: execution times (one sub-stream per replica)
     "startup": 11,  # the function platform: replica start-up times
+    "pods": 12,  # the pod world: the FGD paper's workload tuning (which pods fill the cluster)
 }
 
 

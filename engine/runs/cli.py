@@ -128,8 +128,11 @@ def format_function_summary(summary: dict) -> str:
 
 
 def format_summary(summary: dict) -> str:
+    """The run's headline figures as printed by ``run`` and ``replay`` (per world)."""
     if summary.get("world") == "functions":
         return format_function_summary(summary)
+    if summary.get("world") == "pod":
+        return format_pod_summary(summary)
     return "\n".join(
         [
             f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s",
@@ -152,6 +155,39 @@ def format_summary(summary: dict) -> str:
             ),
         ]
     )
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x != x else f"{x:.2f} %"
+
+
+def format_pod_summary(s: dict) -> str:
+    """The pod world's summary: the experiment, the policy, what became of the pods, allocation and fragmentation."""
+    policy = s["gpu_policy"] if s["gpu_policy"] != "weighted" else "weighted priorities"
+    ties = f" (ties: {s['tie_break']}" + (f", score: {s['fgd_score']})" if s["gpu_policy"] == "FGD" else ")")
+    lines = [
+        f"scenario {s['scenario']} (seed {s['seed']}), {s['simulated_seconds']:.0f} simulated s",
+        f"  cluster          {s['nodes']} nodes, {s['gpus']} GPUs   policy {policy}{ties if s['gpu_policy'] != 'weighted' else ''}",
+    ]
+    if s["experiment"] == "fill":
+        end = s["end_pct"]
+        lines += [
+            f"  experiment       cluster filling: {s['pods_submitted']} of {s['pods_in_workload']} pods submitted, "
+            f"{s['arrived_pct']:.2f} % of the GPUs requested, {s['pods_unplaced']} refused",
+            f"  GPU allocation   {_pct(s['gpu_alloc_at_100'])} at 100 % arrived GPU demand, {_pct(s['gpu_alloc_at_end'])} at {end} %",
+            f"  fragmentation    {_pct(s['frag_amount_at_100'])} of the GPUs at 100 %, {_pct(s['frag_amount_at_end'])} at {end} % "
+            f"({_pct(s['frag_ratio_at_end'])} of the free GPUs)",
+        ]
+    else:
+        lines += [
+            f"  experiment       lifetime replay: {s['pods_submitted']} of {s['pods_in_workload']} pods arrived, "
+            f"{s['pods_scheduled']} scheduled ({s['scheduled_share']:.2%}), {s['pods_unplaced']} left before getting a node, "
+            f"{s['pods_waiting']} waiting at the end (at most {s['max_waiting']})",
+            f"  waits            {s['waited_share']:.2%} of the scheduled pods waited; mean {s['wait_mean']:.1f} s, p99 {s['wait_p99']:.1f} s",
+            f"  allocation       GPU {s['gpu_allocated_mean']:.2%} on average over the samples, {s['gpu_allocated_max']:.2%} at most; "
+            f"fragmentation {s['frag_ratio_mean']:.2%} of the free GPUs on average",
+        ]
+    return "\n".join(lines)
 
 
 def _parse_grid(items: list[str]) -> dict[str, list]:
@@ -331,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter, e.g. autoscaler.MAX_WORKERS=5")
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--until", type=float, default=None, help="simulated seconds (default: run.duration)")
-    run.add_argument("--out", type=Path, default=None, help="directory for the tables as Parquet, summary.json and recording.json")
+    run.add_argument("--out", type=Path, default=None, help="directory for the tables as Parquet, summary.json and session.scalelab")
     run.add_argument("--allow-long", action="store_true", help="run even when the estimated cost is beyond the limits")
     rep = sub.add_parser("replay", help="replay a session file (or a JSON recording) and check it reproduces every recorded table")
     rep.add_argument("recording", type=Path)

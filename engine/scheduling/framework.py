@@ -24,9 +24,12 @@ sampling cut-off           all nodes below 5 nodes; float percentage       all n
 =========================  ==============================================  ==============================================
 
 Both modes share the predicates (unschedulable, NoSchedule/NoExecute taints against the pod's tolerations,
-nodeSelector and required node affinity, cpu/memory/GPU fit, the pod limit, no storage nodes, GPU model, the
-pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+nodeSelector and required node affinity, cpu/memory/GPU fit device by device, the pod limit, no storage nodes, GPU
+model, the pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
 The Kubernetes predicates pass every node of a synthesized cluster (no taints, no selectors, no pod limits).
+With ``SchedulerParams.gpu_policy`` set, one policy of the FGD paper's family (:data:`GPU_POLICIES`,
+:mod:`engine.scheduling.gpu_policy`) scores the feasible nodes instead of the weighted priorities, breaks ties
+by ``tie_break`` and picks the GPU devices; the predicates stay the same.
 Not modelled in kube mode: zone interleaving of the node list, parallel filtering, pod (anti-)affinity and
 topology spread, the TaintToleration and NodeAffinity scores (PreferNoSchedule, preferred affinity).
 
@@ -43,12 +46,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
 from engine.core.params import tunable_names
 from engine.scheduling.balanced import BalancedAllocation, BalancedResource
 from engine.scheduling.base import Predicate, Priority, ScoringContext
+from engine.scheduling.best_fit import BestFitPolicy
 from engine.scheduling.capability import Capability
 from engine.scheduling.data_locality import DataLocality
+from engine.scheduling.dot_product import DotProductPolicy
+from engine.scheduling.fgd import FgdPolicy
+from engine.scheduling.gpu_clustering import GpuClusteringPolicy
+from engine.scheduling.gpu_packing import GpuPackingPolicy
+from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
+from engine.scheduling.gpu_random import RandomPolicy
 from engine.scheduling.image_locality import ImageLocality, LatencyAwareImageLocality
 from engine.scheduling.least_allocated import LeastAllocated
 from engine.scheduling.locality_type import LocalityType
@@ -66,6 +77,12 @@ PRIORITIES: tuple[Priority, ...] = (
     BalancedAllocation(),
     LeastAllocated(),
 )
+
+
+#: The FGD paper's policies by the name ``SchedulerParams.gpu_policy`` gives them.
+GPU_POLICIES: dict[str, type[GpuPolicy]] = {
+    cls.name: cls for cls in (RandomPolicy, DotProductPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy, FgdPolicy)
+}
 
 
 def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
@@ -119,6 +136,7 @@ class PlacementDecision:
     predicate_masks: list[tuple[str, np.ndarray]]
     node_names: Sequence[str] = field(repr=False)
     start_index: int = 0
+    devices: tuple[int, ...] = ()  # the GPU devices of the chosen node the pod takes
 
     def reasons(self) -> tuple[np.ndarray, np.ndarray]:
         """Per node (in cluster order): whether it passed every predicate, and why it was not chosen from.
@@ -181,7 +199,9 @@ class Scheduler:
     """Places pods on a :class:`Cluster`; weights and mode are read from ``params`` at every decision.
 
     ``explain=True`` also computes zero-weight priorities so that breakdowns show every priority (it does
-    not change placements). ``rng`` breaks kube-mode ties at random; without it the first maximum wins.
+    not change placements). ``rng`` breaks kube-mode ties at random; without it the first maximum wins. The GPU
+    policies draw from two generators spawned from ``rng`` (a fixed node order for ties, their own draws),
+    which leaves ``rng``'s own draws as they were.
     """
 
     def __init__(
@@ -202,6 +222,11 @@ class Scheduler:
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
         self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
+        order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
+        self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
+        self._gpu_policies: dict[str, GpuPolicy] = {}
+        self.target: TargetWorkload | None = None
+        self._trackers: dict[tuple, FragmentationTracker] = {}
         me = weakref.ref(self)  # the watcher must not keep a discarded scheduler (and its cluster) alive
 
         def params_changed(*events: object) -> None:
@@ -211,13 +236,59 @@ class Scheduler:
 
         self.params.param.watch(params_changed, tunable_names(self.params))
 
-    def settings(self) -> tuple[str, int, bool, list[float]]:
-        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority), read once per change."""
+    def settings(self) -> tuple[str, int, bool, list[float], str, str, bool, float, float]:
+        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority, gpu_policy, tie_break,
+        exact FGD score, schedule_fixed_cost, schedule_cost_per_node), read once per change."""
         if self._settings is None:
             p = self.params
             weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
-            self._settings = (p.mode, p.percentage_of_nodes_to_score, bool(p.avoid_storage_nodes), weights)
+            self._settings = (
+                p.mode,
+                p.percentage_of_nodes_to_score,
+                bool(p.avoid_storage_nodes),
+                weights,
+                p.gpu_policy,
+                p.tie_break,
+                p.fgd_score == "exact",
+                p.schedule_fixed_cost,
+                p.schedule_cost_per_node,
+            )
         return self._settings
+
+    # -- the FGD paper's policies ------------------------------------------------------------------------
+    def set_target(self, target: TargetWorkload | None) -> None:
+        """The target workload fragmentation is measured against (FGD's score, :attr:`fragmentation`); None: each pod's own shape."""
+        self.target = target
+        self._trackers.clear()
+        for policy in self._gpu_policies.values():
+            policy.reset()
+
+    @property
+    def fragmentation(self) -> FragmentationTracker | None:
+        """The fragmentation of every node for the target workload (None without one)."""
+        if self.target is None:
+            return None
+        return self._tracker(self.target, ())
+
+    def _tracker(self, target: TargetWorkload, key: tuple) -> FragmentationTracker:
+        tracker = self._trackers.get(key)
+        if tracker is None:
+            tracker = self._trackers[key] = FragmentationTracker(self.cluster, target)
+        return tracker
+
+    def _pod_tracker(self, pod: Pod) -> FragmentationTracker:
+        if self.target is not None:
+            return self._tracker(self.target, ())
+        devices, milli = pod.gpu_devices
+        shape = (pod.cpu_millis, milli, devices, "|".join(pod.gpu_models))
+        return self._tracker(target_workload(*([v] for v in shape)), shape)
+
+    def gpu_policy(self, name: str) -> GpuPolicy:
+        """The scheduler's instance of a GPU policy (policies may keep caches between decisions)."""
+        policy = self._gpu_policies.get(name)
+        if policy is None:
+            policy = self._gpu_policies[name] = GPU_POLICIES[name]()
+        return policy
 
     def predicates(self) -> list[Predicate]:
         """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
@@ -228,7 +299,7 @@ class Scheduler:
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
-        mode, percentage, _, weights = self.settings()
+        mode, percentage, _, weights, gpu_policy, tie_break, exact, _, _ = self.settings()
         n = cluster.n
         masks = []
         for predicate in self.predicates():
@@ -247,7 +318,14 @@ class Scheduler:
         ctx = ScoringContext(cluster, pod, nodes, mode)
         total = np.zeros(len(nodes))
         results = []
-        if len(nodes):
+        policy = None if gpu_policy == "weighted" else self.gpu_policy(gpu_policy)
+        gpu_ctx = None
+        if len(nodes) and policy is not None:
+            tracker = self._pod_tracker(pod) if isinstance(policy, FgdPolicy) else None
+            gpu_ctx = GpuContext(cluster, pod, nodes, self.policy_rng, tracker, exact)
+            raw, total = policy.score(gpu_ctx)
+            results.append(PriorityResult(policy.name, 1.0, raw, total))
+        elif len(nodes):
             for priority, weight in zip(self.priorities, weights, strict=True):
                 if weight == 0 and not self.explain:
                     continue
@@ -259,16 +337,21 @@ class Scheduler:
         node: int | None = None
         best = 0.0
         needed = None
+        devices: tuple[int, ...] = ()
         if len(nodes):
-            pick = int(np.argmax(total))
-            if mode == "kube" and self.rng is not None:
-                ties = np.flatnonzero(total == total[pick])
-                if len(ties) > 1:
-                    pick = int(ties[self.rng.integers(len(ties))])
+            if policy is not None:
+                pick = pick_best(total, nodes, tie_break, self.node_rank, self.policy_rng)
+            else:
+                pick = int(np.argmax(total))
+                if mode == "kube" and self.rng is not None:
+                    ties = np.flatnonzero(total == total[pick])
+                    if len(ties) > 1:
+                        pick = int(ties[self.rng.integers(len(ties))])
             node, best = int(nodes[pick]), float(total[pick])
+            devices = policy.devices(gpu_ctx, node) if policy is not None else cluster.default_devices(pod, node)
             needed = cluster.missing_images(pod, node)
             if bind:
-                cluster.place(pod, node)
+                cluster.place(pod, node, devices)
         return PlacementDecision(
             pod=pod,
             node=node,
@@ -282,8 +365,10 @@ class Scheduler:
             predicate_masks=masks,
             node_names=cluster.names,
             start_index=start,
+            devices=devices,
         )
 
     def cost_seconds(self, decision: PlacementDecision) -> float:
         """Simulated time the decision took: a fixed cost plus a cost per node scored."""
-        return self.params.schedule_fixed_cost + self.params.schedule_cost_per_node * decision.feasible
+        settings = self.settings()  # the params snapshot: reading a param costs microseconds, this runs twice per decision
+        return settings[7] + settings[8] * decision.feasible

@@ -17,6 +17,10 @@ PRESETS: dict[str, dict[str, float]] = {
 }
 
 
+#: The FGD paper's policies (``engine.scheduling.gpu_policy``), each scoring alone in place of the weighted priorities.
+GPU_POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+
+
 def weight_name(priority_key: str) -> str:
     """Name of the SchedulerParams parameter holding a priority's weight."""
     return f"weight_{priority_key}"
@@ -62,6 +66,25 @@ class SchedulerParams(Section):
         0.005, bounds=(0.0, 60.0), step=0.001, doc="Simulated seconds one scheduling decision costs, whatever the cluster size."
     )
     schedule_cost_per_node = param.Number(1e-5, bounds=(0.0, 1.0), step=1e-5, doc="Simulated seconds added per node scored.")
+    gpu_policy = param.Selector(
+        default="weighted",
+        objects=["weighted", *GPU_POLICIES],
+        doc="weighted: the mode's weighted priorities above. Otherwise one GPU-sharing policy of the FGD paper (Weng et al., "
+        "ATC 2023) scores the feasible nodes alone, 0-100, and picks the devices: Random, DotProd, GpuClustering, "
+        "GpuPacking, BestFit or FGD (least growth of GPU fragmentation).",
+    )
+    tie_break = param.Selector(
+        default="node_order",
+        objects=["node_order", "random"],
+        doc="GPU policies, nodes with the best score: node_order takes the first in a fixed seeded node order (the FGD "
+        "artifact: smallest name, names with a random prefix); random takes a random one for each pod (stock kube-scheduler).",
+    )
+    fgd_score = param.Selector(
+        default="artifact",
+        objects=["artifact", "exact"],
+        doc="FGD's score: artifact is int(100*sigmoid(change/1000 milli-GPU)), about 40 milli-GPU per step near 0, so "
+        "near-equal nodes tie; exact scores the fragmentation change itself.",
+    )
 
     @classmethod
     def preset(cls, name: str) -> dict[str, float]:

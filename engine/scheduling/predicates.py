@@ -22,15 +22,15 @@ class NodeUnschedulable(Predicate):
 
 
 class PodFitsResources(Predicate):
-    """The pod's summed cpu and memory requests (and GPUs, if any) fit what is left on the node."""
+    """The pod's summed cpu and memory requests fit what is left on the node, and its GPU request fits device by
+    device: a share on one device with that much free, k whole GPUs on k fully free devices."""
 
     name = "PodFitsResources"
 
     def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
         fits = (cluster.memory_free >= pod.memory) & (cluster.cpu_free >= pod.cpu_millis)
-        if pod.gpus > 0:
-            fits &= cluster.gpu_free >= pod.gpus
-        return fits
+        gpus = cluster.gpu_fits(pod)
+        return fits if gpus is None else fits & gpus
 
 
 class PodCapacity(Predicate):

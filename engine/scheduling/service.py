@@ -5,6 +5,8 @@ Interface (platforms keep to it)::
     service = PlacementService(cluster_params, scheduler_params, rng, recorder)   # builds the cluster (seeded) and scheduler
     service.request(owner, now) -> Placement | None   # place a worker pod; None: pending (FIFO, retried later)
     service.request(owner, now, pod=Pod, wait=False)  # place a given pod (a function replica); wait=False: not kept pending
+    service.place(owner, pod, now) -> Placement | None  # place any pod once; None: no node fits (the caller keeps it)
+    service.unbind(owner, now) -> Pod | None          # free a pod's node without retrying anything
     service.image_wait(placement, now) -> float       # seconds until the pod's image is on its node (shared pulls)
     service.release(owner, now) -> list[Placement]    # the owner is gone (not on suspend): frees capacity, retries pending
     service.retry_pending(now) -> list[Placement]     # pending pods placed now, in FIFO order
@@ -61,6 +63,7 @@ NODES = table(
         ("cpu_capacity", "int64", "allocatable cpu, millicores"),
         ("memory_capacity", "int64", "allocatable memory, bytes"),
         ("gpu_capacity", "float64", "GPUs"),
+        ("gpu_count", "int64", "GPU devices (1000 milli-GPU each; devices are numbered 0..gpu_count-1)"),
         ("speed", "float64", "job speed factor (service times are divided by it)"),
         ("registry_bandwidth", "float64", "bytes per second from the image registry"),
         ("schedulable", "bool", "schedulable when the run started (a cordoned node is not)"),
@@ -86,6 +89,9 @@ PLACEMENTS = table(
         ("cpu_millis", "int64", "the pod's cpu request, millicores"),
         ("memory", "int64", "the pod's memory request, bytes"),
         ("gpus", "float64", "the pod's GPU request"),
+        ("gpu_count", "int64", "GPU devices the pod takes (0: none)"),
+        ("gpu_milli", "int64", "milli-GPU the pod takes on each of its devices (1000: whole devices; below: a share)"),
+        ("gpu_devices", "Int64", "bind/release/lost: the devices of the node, as a bit mask (bit d set: device d; 0 without GPUs)"),
         ("mode", "string", "bind/pending: scheduler mode (skippy | kube)"),
         ("decision", "Int64", "bind/pending: the decision's number (its breakdown rows carry it)"),
     ],
@@ -135,6 +141,7 @@ class Placement:
     image: str = ""
     decision: int = -1
     row: int = -1  # its row in the placements table
+    devices: tuple[int, ...] = ()  # the node's GPU devices the pod takes
 
     def event(self) -> dict:
         """The placement as a flat dict."""
@@ -159,7 +166,7 @@ class PlacementService:
         self.scheduler = Scheduler(self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0)
         self.pending: list[int] = []
         self._pods: dict[int, Pod] = {}  # pods handed in by the platform, per owner (until released)
-        self._bound: dict[int, tuple[Pod, int]] = {}
+        self._bound: dict[int, tuple[Pod, int, tuple[int, ...]]] = {}  # owner -> (pod, node, GPU devices)
         self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
         self._last: PlacementDecision | None = None
         self._decisions = 0
@@ -188,6 +195,7 @@ class PlacementService:
                 "cpu_capacity": self.cluster.cpu_capacity,
                 "memory_capacity": self.cluster.memory_capacity,
                 "gpu_capacity": self.cluster.gpu_capacity,
+                "gpu_count": self.cluster.gpu_count,
                 "speed": self.cluster.speed,
                 "registry_bandwidth": self.cluster.registry_bandwidth,
                 "schedulable": self.cluster.schedulable.copy(),
@@ -204,7 +212,9 @@ class PlacementService:
         decision: PlacementDecision | None = None,
         placement: Placement | None = None,
         number: int | None = None,
+        devices: tuple[int, ...] | None = None,
     ) -> int:
+        count, milli = pod.gpu_devices
         self.last_row = self.recorder.append(
             "placements",
             {
@@ -223,6 +233,9 @@ class PlacementService:
                 "cpu_millis": pod.cpu_millis,
                 "memory": pod.memory,
                 "gpus": float(pod.gpus),
+                "gpu_count": count,
+                "gpu_milli": milli,
+                "gpu_devices": None if devices is None else sum(1 << d for d in devices),
                 "mode": None if decision is None else self.scheduler.settings()[0],
                 "decision": number,
             },
@@ -241,7 +254,12 @@ class PlacementService:
         return params.worker_pod(f"worker-{vm_id}")
 
     def _try(self, vm_id: int, now: float) -> Placement | None:
-        pod = self._pod(vm_id)
+        return self.place(vm_id, self._pod(vm_id), now)
+
+    def place(self, vm_id: int, pod: Pod, now: float) -> Placement | None:
+        """Schedule ``pod`` for its owner once and record the attempt; None when no node fits (nothing is queued)."""
+        if vm_id in self._bound:
+            raise ValueError(f"owner {vm_id} is already placed")
         decision = self._last = self.scheduler.schedule(pod)
         number = self._decisions
         self._decisions += 1
@@ -254,7 +272,7 @@ class PlacementService:
             self._row(now, "pending", vm_id, pod, decision=decision, number=number)
             return None
         node = decision.node
-        self._bound[vm_id] = (pod, node)
+        self._bound[vm_id] = (pod, node, decision.devices)
         placement = Placement(
             vm_id=vm_id,
             node=self.cluster.names[node],
@@ -267,8 +285,9 @@ class PlacementService:
             storage_seconds_per_job=self.cluster.transfer_seconds(pod, node),
             image=pod.containers[0].image,
             decision=number,
+            devices=decision.devices,
         )
-        return replace(placement, row=self._row(now, "bind", vm_id, pod, node, decision, placement, number))
+        return replace(placement, row=self._row(now, "bind", vm_id, pod, node, decision, placement, number, decision.devices))
 
     def request(self, vm_id: int, now: float, pod: Pod | None = None, wait: bool = True) -> Placement | None:
         """Place a pod for owner ``vm_id`` (the worker pod, or ``pod``); None when no node fits.
@@ -306,12 +325,19 @@ class PlacementService:
         if vm_id in self.pending:
             self.pending.remove(vm_id)
             return []
+        if self.unbind(vm_id, now) is None:
+            return []
+        return self.retry_pending(now)
+
+    def unbind(self, vm_id: int, now: float) -> Pod | None:
+        """Free the node of ``vm_id``'s pod (images stay cached) and record the release; retries nothing. None: not bound."""
         bound = self._bound.pop(vm_id, None)
         if bound is None:
-            return []
-        self.cluster.remove(*bound)
-        self._row(now, "release", vm_id, bound[0], bound[1])
-        return self.retry_pending(now)
+            return None
+        pod, node, devices = bound
+        self.cluster.remove(pod, node, devices)
+        self._row(now, "release", vm_id, pod, node, devices=devices)
+        return pod
 
     def retry_pending(self, now: float) -> list[Placement]:
         """Place pending pods oldest first; after one fits nowhere, pods of the same spec are not tried again.
@@ -347,12 +373,12 @@ class PlacementService:
         """Mark ``node`` unschedulable and unbind its pods; returns their owners (the platform fails those)."""
         index = self.node_position(node)
         self.cluster.schedulable[index] = False
-        lost = [vm for vm, (_, n) in self._bound.items() if n == index]
+        lost = [vm for vm, (_, n, _) in self._bound.items() if n == index]
         for vm in lost:
             self._pods.pop(vm, None)
-            pod, n = self._bound.pop(vm)
-            self.cluster.remove(pod, n)
-            self._row(now, "lost", vm, pod, n)
+            pod, n, devices = self._bound.pop(vm)
+            self.cluster.remove(pod, n, devices)
+            self._row(now, "lost", vm, pod, n, devices=devices)
         return lost
 
     def recover_node(self, node: str | int, now: float) -> list[Placement]:

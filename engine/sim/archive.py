@@ -235,8 +235,11 @@ def first_divergence(stored: Mapping[str, pd.DataFrame], replayed: Mapping[str, 
         got = replayed.get(name)
         if got is None:
             return name, None, None
-        if list(got.columns) != list(want.columns):
-            return name, None, next((c for c, d in zip(want.columns, got.columns, strict=False) if c != d), None)
+        if list(got.columns) != list(want.columns):  # name the column one side lacks (a recording of another version)
+            extra = [f"{c} (only in the replay)" for c in got.columns if c not in want.columns]
+            lacking = [f"{c} (only in the recording)" for c in want.columns if c not in got.columns]
+            order = next((c for c, d in zip(want.columns, got.columns, strict=False) if c != d), None)
+            return name, None, (extra + lacking + [f"{order} (columns in another order)"])[0]
         got = got[got.index >= want.index[0]] if len(want) else got.iloc[0:0]
         n = min(len(want), len(got))
         for column in want.columns:

@@ -26,7 +26,7 @@ FAULT_TICK = 10.0  # seconds between two draws of the random fault processes
 class FaultSchedule:
     """The faults of one run: timers for those listed at given times, a seeded process for the random ones."""
 
-    def __init__(self, env: simpy.Environment, faults: Section, platform: Platform, rng: np.random.Generator, log: EventLog):
+    def __init__(self, env: simpy.Environment, faults: Section | None, platform: Platform, rng: np.random.Generator, log: EventLog):
         self.env = env
         self.faults = faults
         self.platform = platform
@@ -35,6 +35,8 @@ class FaultSchedule:
         self._scheduled: set[tuple] = set()
 
     def start(self) -> None:
+        if self.faults is None:  # no faults section: only injected faults
+            return
         self.env.process(self._random())
         self.schedule()
 
@@ -61,6 +63,8 @@ class FaultSchedule:
     def schedule(self) -> None:
         """Set timers for the listed faults not yet scheduled and not past (called again when the list changes live)."""
         env = self.env
+        if self.faults is None:
+            return
         for kind, t, args in self.faults.scheduled():
             key = (kind, float(t), tuple(args.items()))
             if key in self._scheduled or t < env.now:

@@ -18,6 +18,9 @@ from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
 from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
 from engine.faas.world import FunctionWorld
+from engine.podworld.params import PodsParams
+from engine.podworld.params import check_files as check_pod_files
+from engine.podworld.world import PodWorld
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
@@ -48,6 +51,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry(FaasParams),
     **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
     "function_faults": SectionEntry(FunctionFaultParams),
+    "pods": SectionEntry(PodsParams, check_pod_files),
 }
 
 
@@ -60,6 +64,7 @@ class WorldEntry:
     optional: tuple[str, ...] = ()
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
+    fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
 
 
 WORLDS: dict[str, WorldEntry] = {
@@ -75,6 +80,13 @@ WORLDS: dict[str, WorldEntry] = {
         tuple(FUNCTION_SLOTS),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
+    ),
+    "pod": WorldEntry(
+        PodWorld,
+        ("run", "pods", "cluster", "scheduler"),
+        (),
+        "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
+        fixed=("pods",),
     ),
 }
 

@@ -6,7 +6,7 @@ import param
 
 from engine.core.params import Section
 
-WORLDS = ["vm", "functions"]
+WORLDS = ["vm", "functions", "pod"]
 
 
 class RunParams(Section):
@@ -17,10 +17,13 @@ class RunParams(Section):
     world = param.Selector(
         default="vm",
         objects=WORLDS,
-        doc="The world simulated: vm (the seed's master/worker application on a VM cloud) or functions (function deployments behind a gateway).",
+        doc="The world simulated: vm (the seed's master/worker application on a VM cloud), functions (function deployments behind a gateway) "
+        "or pod (a trace's pods arriving and leaving on a cluster).",
     )
     seed = param.Integer(1, bounds=(0, 2**63 - 1), doc="Seed of the one random generator every component draws from.")
-    duration = param.Number(1800.0, bounds=(1.0, 30 * 86400.0), step=60.0, doc="Simulated seconds a headless run covers.")
+    duration = param.Number(
+        1800.0, bounds=(1.0, 400 * 86400.0), step=60.0, doc="Simulated seconds a headless run covers (a pod trace may span months)."
+    )
     sample_interval = param.Number(5.0, bounds=(0.1, 3600.0), step=0.5, doc="Simulated seconds between two recorder samples.")
     record_jobs = param.Boolean(False, doc="Keep one row per job (memory grows with the number of jobs).")
     breakdown_history = param.Integer(

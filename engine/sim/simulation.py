@@ -56,7 +56,8 @@ class Simulation:
         self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
-        self.faults = FaultSchedule(self.env, self.sections[world.faults], self.platform, rngs.stream(self.seed, "faults"), self.log)
+        # a world without a faults section (the pod world) takes injected faults only
+        self.faults = FaultSchedule(self.env, self.sections.get(world.faults), self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()
         self.faults.start()
 
@@ -91,8 +92,9 @@ class Simulation:
         take effect at the next decision (controller), window (workload) or placement (scheduler), and are
         logged.
         """
+        fixed = WORLDS[self.sections["run"].world].fixed
         for key in changes:
-            if key in _FIXED_PER_RUN:
+            if key in _FIXED_PER_RUN or key.split(".", 1)[0] in fixed:
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
         applied = apply_checked(self.sections, changes, file_check=check_files)
         self.platform.params_changed(applied)

@@ -100,6 +100,8 @@ def test_page_loads_offline_without_console_errors_and_every_plot_has_data(serve
 def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served):
     page, d = served.page, served.dashboard
     sim = d.session.sim
+    # the scale-out above 3 workers lasts ~45 simulated s (t=155..200): slow enough that the clicks below do not miss it
+    d.session.speed = 20.0
     # the original only stops creating at the cap: switch seed-exact mode off and both cap extensions on, in the page
     # (paused meanwhile, so that the start-up backlog is still to come on a loaded machine)
     d.session.playing = False

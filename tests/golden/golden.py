@@ -101,7 +101,7 @@ def table_digests(df: pd.DataFrame) -> dict:
 
 
 def scenario_names() -> list[str]:
-    """The shipped scenarios of the VM world (the digests capture its tables; the functions world has its own determinism tests)."""
+    """The shipped scenarios of the VM world (the digests capture its tables; the functions and pod worlds have their own tests)."""
     from engine import list_scenarios, load_scenario
 
     return sorted(name for name in list_scenarios() if load_scenario(name).world == "vm")

@@ -75,10 +75,14 @@ def test_place_and_remove_update_one_node():
     assert c.place(pod, 1) == ["app:latest", "app:latest"]
     assert c.cpu_free.tolist() == [1000, 1600] and c.gpu_free.tolist() == [0, 1] and c.pods.tolist() == [0, 1]
     assert c.image_nodes[c.image_index("app")] == 1
+    assert c.gpu_milli_free[1].tolist() == [0, 1000]  # the lowest-index free device
     assert c.place(pod, 1) == []
-    c.remove(pod, 1)
-    c.remove(pod, 1)
-    assert c.cpu_free.tolist() == [1000, 2000] and c.image_cached[c.image_index("app"), 1]
+    assert c.gpu_milli_free[1].tolist() == [0, 0] and c.version.tolist() == [0, 2]
+    with pytest.raises(ValueError, match="needs the devices"):
+        c.remove(pod, 1)
+    c.remove(pod, 1, (1,))
+    c.remove(pod, 1, (0,))
+    assert c.cpu_free.tolist() == [1000, 2000] and c.gpu_milli_free[1].tolist() == [1000, 1000] and c.image_cached[c.image_index("app"), 1]
 
 
 def test_pull_seconds_use_the_node_arch_and_skip_cached():

@@ -53,3 +53,30 @@ def test_bad_input_exits_2_with_one_clear_line(tmp_path):
     assert r.returncode == 2 and "workload.rate" in r.stderr and str(bad) in r.stderr
     r = _run("replay", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_the_pod_world_prints_its_own_summary_and_writes_every_table(tmp_path):
+    out = tmp_path / "fill"
+    r = _run("run", "openb-fgd", "--set", "pods.tune_ratio=0.5", "--set", "scheduler.gpu_policy=BestFit", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "1213 nodes, 6212 GPUs   policy BestFit (ties: node_order)" in r.stdout
+    assert "cluster filling:" in r.stdout and "GPU allocation" in r.stdout and "% at 50 %" in r.stdout
+    assert "jobs completed" not in r.stdout
+    curve = pd.read_parquet(out / "allocation_curve.parquet")
+    pods = pd.read_parquet(out / "pods.parquet")
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(curve) == 51 and curve.gpu_allocated_pct.iloc[-1] == summary["gpu_alloc_at_end"]
+    assert len(pods) == summary["pods_submitted"] and set(pods.outcome) <= {"running", "refused"}
+    assert {"samples", "placements", "nodes"} <= {p.stem for p in out.glob("*.parquet")}
+    rep = _run("replay", str(out / "session.scalelab"))
+    assert rep.returncode == 0 and "reproduces" in rep.stdout and "cluster filling" in rep.stdout
+
+
+def test_a_bad_pod_list_exits_2_naming_the_file_and_line(tmp_path):
+    bad = tmp_path / "pods.csv"
+    bad.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\np,1000,1,one,500,0,5\n")
+    r = _run("run", "openb", "--set", f"pods.pod_file={bad}")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (
+        f"error: openb with --set: pods.pod_file: {bad}: line 2, column 'num_gpu': 'one' is not a number of GPUs; allowed: integers >= 0"
+    )

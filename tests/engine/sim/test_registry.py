@@ -17,13 +17,14 @@ def test_every_section_is_a_row_of_the_table_under_its_own_key():
     assert set(SECTIONS) == {
         "run", "autoscaler", "controller", "platform", "workload", "faults", "policy", "hpa", "kpa", "keda", "cluster", "scheduler",
         "faas", "function_faults", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6",
+        "pods",
     }  # fmt: skip
     for key, entry in SECTIONS.items():
         assert issubclass(entry.cls, Section) and entry.cls.key == key and SECTION_CLASSES[key] is entry.cls
         for name in entry.cls.param:
             if name != "name":
                 assert entry.cls.param[name].doc, f"{key}.{name} has no doc"
-    assert {k for k, e in SECTIONS.items() if e.file_check} == {"workload", "cluster", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6"}
+    assert {k for k, e in SECTIONS.items() if e.file_check} == {"workload", "cluster", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6", "pods"}
 
 
 def test_the_vocabulary_does_not_depend_on_what_was_imported():
@@ -39,12 +40,13 @@ def test_world_sections_and_the_cluster_brings_its_scheduler():
     assert "cluster" not in base and "scheduler" not in base and set(WORLDS["vm"].sections) == set(base)
     assert {"cluster", "scheduler"} <= set(world_sections("vm", {"cluster"}))
     assert NEEDS == {"scheduler": "cluster"} and BRINGS == {"cluster": "scheduler"}
-    with pytest.raises(ParamError, match=r"^run\.world: 'lambda' is not a world; allowed: vm, functions$"):
+    with pytest.raises(ParamError, match=r"^run\.world: 'lambda' is not a world; allowed: vm, functions, pod$"):
         world_sections("lambda", set())
     functions = world_sections("functions", {"fn1", "fn3"})
     assert {"faas", "function_faults", "cluster", "scheduler", "fn1", "fn3", "hpa", "kpa", "keda"} <= set(functions)
     assert not {"fn2", "autoscaler", "controller", "workload", "faults"} & set(functions)
     assert WORLDS["functions"].faults == "function_faults" and WORLDS["vm"].faults == "faults"
+    assert world_sections("pod", set()) == ["run", "cluster", "scheduler", "pods"]  # no faults section: injected faults only
 
 
 def test_a_cluster_without_a_scheduler_section_runs_on_the_default_scheduler():
