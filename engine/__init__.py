@@ -17,15 +17,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.params import ParamError, Section, coerce, tunable_names
+from engine.autoscaling.registry import policies_reading
+from engine.core.params import ParamError, Section, allowed, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
+from engine.scheduling.service import PRIORITY_WEIGHTS
 from engine.sim.recording import check_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
 from engine.sim.simulation import Simulation
 
 __all__ = [
+    "PRIORITY_WEIGHTS",
     "SCHEDULER_PRESETS",
     "SECTIONS",
     "SECTION_CLASSES",
@@ -36,10 +39,12 @@ __all__ = [
     "Section",
     "Simulation",
     "TableSpec",
+    "allowed",
     "check_recording",
     "coerce",
     "list_scenarios",
     "load_scenario",
+    "policies_reading",
     "save_scenario",
     "sweep",
     "tunable_names",
