@@ -86,9 +86,11 @@ class LiveSession(param.Parameterized):
             self.seed = self.sim.seed
         self._adopt(self.sim)
 
-    def load_recording(self, recording: dict[str, Any]) -> None:
-        """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over."""
-        sim = Simulation.replay(recording)
+    def load_recording(self, recording: dict[str, Any], origin: str = "recording") -> None:
+        """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over.
+
+        Raises ``engine.ScenarioError`` naming ``origin`` when it cannot be replayed; the session is then unchanged."""
+        sim = Simulation.replay(recording, origin=origin)
         self._custom[sim.scenario.name] = sim.scenario
         if sim.scenario.name not in self.param.scenario.objects:
             self.param.scenario.objects = [*self.param.scenario.objects, sim.scenario.name]

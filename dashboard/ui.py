@@ -48,7 +48,7 @@ from dashboard.controls import SectionControls, label_of
 from dashboard.feed import VIEW_TABLES
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import KpiRow, RunView, TimeSeriesView
-from engine import PRIORITY_WEIGHTS, SCHEDULER_PRESETS, Scenario, policies_reading
+from engine import PRIORITY_WEIGHTS, SCHEDULER_PRESETS, InputError, ParamError, Scenario, parse_recording, policies_reading
 
 #: Order and titles of the control cards, and whether each starts collapsed; sections not named follow, collapsed.
 SECTION_CARDS = [
@@ -402,6 +402,7 @@ class Dashboard(pn.viewable.Viewer):
 
         self.message = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width", css_classes=["app-message"])
         self.fault_alert = self.message  # one place for messages that belong to no single control
+        self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
         self._build_run_card()
         self._build_fault_card()
@@ -413,7 +414,7 @@ class Dashboard(pn.viewable.Viewer):
         self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width")  # only the tab on screen has models: a fast first load
         self._build_tabs()
         self.tabs.param.watch(self._tab_changed, "active")
-        self.main = pn.Column(self.message, self.kpis, self.tabs, sizing_mode="stretch_width")
+        self.main = pn.Column(self.message, self.stuck_alert, self.kpis, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(pn.Column(self.status, self.sidebar, width=360), self.main, sizing_mode="stretch_width")
         s.param.watch(self._session_rebuilt, "generation")
         s.param.watch(lambda e: self._mark_urgent(), ["playing", "speed"])
@@ -716,6 +717,26 @@ class Dashboard(pn.viewable.Viewer):
             self._newest_sample = float(samples["time"].iloc[-1])
         for view in self.tab_views.values():
             view.push(new, s.sim.now)
+        self._show_alerts(new.get("events"))
+
+    def _show_alerts(self, events: Any) -> None:
+        """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
+        if events is None or not len(events):
+            return
+        alerts = events[events["kind"] == "alert"]
+        if not len(alerts):
+            return
+        last = alerts.iloc[-1]
+        if last["command"] == "controller_stuck":
+            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
+            self.stuck_alert.object = (
+                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
+                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
+                "turn on *resume_when_stuck* in the Controller card to let it."
+            )
+            self.stuck_alert.visible = True
+        else:
+            self.stuck_alert.visible = False
 
     def _draw(self, force: bool = False) -> None:
         """Draw the tab on screen in rounds; KPIs and the header too.
@@ -854,6 +875,25 @@ class Dashboard(pn.viewable.Viewer):
         weights = {prio: float(getattr(section, name)) for prio, name in PRIORITY_WEIGHTS.items()}
         self.scores.preview(None if blocked else weights, note)
 
+    def _show_alerts(self, events: Any) -> None:
+        """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
+        if events is None or not len(events):
+            return
+        alerts = events[events["kind"] == "alert"]
+        if not len(alerts):
+            return
+        last = alerts.iloc[-1]
+        if last["command"] == "controller_stuck":
+            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
+            self.stuck_alert.object = (
+                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
+                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
+                "turn on *resume_when_stuck* in the Controller card to let it."
+            )
+            self.stuck_alert.visible = True
+        else:
+            self.stuck_alert.visible = False
+
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
         """Reset, replay or scenario switch: the next tick draws the new run (inside one held update)."""
         self._new_run = True
@@ -861,6 +901,7 @@ class Dashboard(pn.viewable.Viewer):
 
     def _swap_run(self) -> None:
         s = self.session
+        self.stuck_alert.visible = False
         if s.sim is None:  # released: nothing to draw
             return
         self.run_view.sample_interval = s.sim.sections["run"].sample_interval
@@ -901,10 +942,10 @@ class Dashboard(pn.viewable.Viewer):
     def _replay_uploaded(self, event: param.parameterized.Event) -> None:
         if not event.new:
             return
+        origin = self.replay.filename or "uploaded recording"
         try:
-            recording = json.loads(event.new)
-            self.session.load_recording(recording)
-        except (ValueError, KeyError, TypeError) as err:  # JSON, ScenarioError and ParamError are ValueErrors
+            self.session.load_recording(parse_recording(event.new, origin), origin=origin)
+        except (InputError, ParamError) as err:  # one line naming the file; the live session carries on
             self._say(f"Recording not loaded: {err}")
             return
         self._say("")

@@ -10,7 +10,8 @@ The public API, all that the dashboard and notebooks use::
 
 Packages, from the foundation up (the layering is enforced by ``lint-imports``, see ``pyproject.toml``):
 ``core`` (params, rng, recorder, the Platform protocol) < ``cluster``, ``workload``, ``autoscaling`` <
-``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps).
+``scheduling`` < ``vmworld`` < ``sim`` (Simulation, scenarios, faults, recordings) < ``runs`` (cli, sweeps); ``kube``
+(the Kubernetes scheduler daemon and plan mode, ``python -m engine.kube``) sits beside ``vmworld``, on ``scheduling``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from engine.autoscaling.registry import policies_reading
+from engine.core.inputs import InputError
 from engine.core.params import ParamError, Section, allowed, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
 from engine.scheduling.service import PRIORITY_WEIGHTS
-from engine.sim.recording import check_recording
+from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
+from engine.sim.sessions import Recording, RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
 
 __all__ = [
@@ -33,7 +36,10 @@ __all__ = [
     "SECTIONS",
     "SECTION_CLASSES",
     "WORLDS",
+    "InputError",
     "ParamError",
+    "Recording",
+    "RecordingMismatch",
     "Scenario",
     "ScenarioError",
     "Section",
@@ -43,6 +49,8 @@ __all__ = [
     "check_recording",
     "coerce",
     "list_scenarios",
+    "load_recording",
+    "parse_recording",
     "load_scenario",
     "policies_reading",
     "save_scenario",

@@ -37,3 +37,11 @@ def browser_type_launch_args(browser_type_launch_args):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+# Hypothesis profiles: the default keeps the suite quick; `pytest --hypothesis-profile=long` campaigns deeper.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("default", max_examples=12)
+_hypothesis_settings.register_profile("long", max_examples=300)
+_hypothesis_settings.load_profile("default")

@@ -6,31 +6,44 @@ loader and live parameter changes call it, so a bad dump fails with one line bef
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 
 from engine.cluster.files import CLUSTER_DIR, resolve_cluster_path
-from engine.cluster.importers.kube import KubeNodesError, kube_nodes, load_kube_nodes
+from engine.cluster.importers.kube import KubeObjectError, kube_nodes, load_kube_nodes
+from engine.cluster.importers.kube_snapshot import kube_snapshot, load_kube_pods
 from engine.cluster.importers.openb import OPENB_NODES, openb
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
-from engine.cluster.synth import _buckets, _prepull, cloud_regions, urban_sensing
+from engine.cluster.synth import _buckets, _prepull, catalogue_registry, cloud_regions, urban_sensing
 from engine.core.params import ParamError
+
+
+def _check_dump(params: ClusterParams, name: str, noun: str, command: str, load: Callable[[Path], object]) -> None:
+    """The dump field ``name`` names: given, present, readable, and every object in it valid."""
+    field, value = f"cluster.{name}", getattr(params, name)
+    allowed_file = f"allowed: a {command} dump, relative to {CLUSTER_DIR} or absolute"
+    if not value.strip():
+        raise ParamError(field, f"topology {params.topology} needs a {noun}; {allowed_file}")
+    path = resolve_cluster_path(value)
+    if not path.is_file():
+        raise ParamError(field, f"{path}: no such file; {allowed_file}")
+    try:
+        load(path)
+    except KubeObjectError as e:
+        raise ParamError(field, str(e)) from None
 
 
 def check_files(params: ClusterParams) -> None:
     """Raise :class:`ParamError` when a file the section names is missing or unreadable (cached per file version)."""
-    if params.topology != "kube_nodes":
-        return
-    allowed_file = f"allowed: a kubectl get nodes -o json dump, relative to {CLUSTER_DIR} or absolute"
-    if not params.kube_nodes_file.strip():
-        raise ParamError("cluster.kube_nodes_file", f"topology kube_nodes needs a node dump; {allowed_file}")
-    path = resolve_cluster_path(params.kube_nodes_file)
-    if not path.is_file():
-        raise ParamError("cluster.kube_nodes_file", f"{path}: no such file; {allowed_file}")
-    try:
-        load_kube_nodes(path)
-    except KubeNodesError as e:
-        raise ParamError("cluster.kube_nodes_file", str(e)) from None
+    nodes, pods = ("node dump", "kubectl get nodes -o json", load_kube_nodes), ("pod dump", "kubectl get pods -A -o json", load_kube_pods)
+    if params.topology == "kube_nodes":
+        _check_dump(params, "kube_nodes_file", *nodes)
+    elif params.topology == "kube_snapshot":
+        _check_dump(params, "kube_snapshot_nodes_file", *nodes)
+        _check_dump(params, "kube_snapshot_pods_file", *pods)
 
 
 def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
@@ -51,9 +64,15 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
         )
     elif params.topology == "kube_nodes":
         cluster = kube_nodes(resolve_cluster_path(params.kube_nodes_file), seeded, params.storage_nodes)
+    elif params.topology == "kube_snapshot":
+        cluster = kube_snapshot(
+            resolve_cluster_path(params.kube_snapshot_nodes_file),
+            resolve_cluster_path(params.kube_snapshot_pods_file),
+            catalogue_registry(),
+        )
     else:
         cluster = openb(OPENB_NODES, params.openb_nodes, seeded, params.storage_nodes)
     _buckets(cluster, seeded, int(params.worker_input_mib * MiB))
-    if params.topology != "kube_nodes":  # a dump's status.images is the image cache
+    if params.topology not in ("kube_nodes", "kube_snapshot"):  # a dump's status.images is the image cache
         _prepull(cluster, params.worker_image, seeded, params.prepull_cloud, params.prepull_fraction)
     return cluster

@@ -19,6 +19,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from engine.cluster.constraints import NodeSelectorTerm, Taint, Toleration
+
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
 ARCH = "beta.kubernetes.io/arch"
@@ -59,7 +61,9 @@ class Pod:
     """What the scheduler places: containers, labels (capability and data-locality hints), GPU needs.
 
     ``gpu_models`` lists acceptable GPU models (empty: any); ``node_labels_present`` / ``_absent`` are label
-    keys a node must have / must not have.
+    keys a node must have / must not have. The Kubernetes constraints (empty for synthesized pods):
+    ``tolerations`` of node taints, ``node_selector`` (labels a node must carry with these values) and
+    ``node_affinity`` (required node affinity: any term must hold).
     """
 
     name: str
@@ -69,6 +73,9 @@ class Pod:
     gpu_models: tuple[str, ...] = ()
     node_labels_present: tuple[str, ...] = ()
     node_labels_absent: tuple[str, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_affinity: tuple[NodeSelectorTerm, ...] = ()
 
     @cached_property
     def cpu_millis(self) -> int:
@@ -160,6 +167,8 @@ class NodeSpec:
     speed: float = 1.0
     gpus: float = 0.0
     registry_bandwidth: float = 125e6
+    taints: tuple[Taint, ...] = ()  # Kubernetes node taints (any effect); synthesized nodes have none
+    max_pods: int = 0  # status.allocatable.pods of a Kubernetes node; 0: no limit
 
 
 class Cluster:
@@ -215,6 +224,10 @@ class Cluster:
         self.storage_down = np.full((len(self.storage_nodes), self.n), 125e6)
         self.storage_up = self.storage_down.copy()
         self._bucket_bw: dict[tuple[str, bool, bool, int], np.ndarray] = {}
+
+        # Kubernetes node facts (imported clusters only): taints per node, and the pod limit (0: none)
+        self.taints: list[tuple[Taint, ...]] = [tuple(s.taints) for s in nodes]
+        self.pod_capacity = np.array([s.max_pods for s in nodes], dtype=np.int64)
 
     # ---------------------------------------------------------------- labels
     def _code(self, key: str, value: str) -> int:

@@ -1,6 +1,6 @@
 """The cluster section: which layout the workers are placed on, and the worker pod's spec.
 
-No file is read here: the kube_nodes dump is checked when a scenario is built (:func:`engine.cluster.build.check_files`).
+No file is read here: the kube_nodes and kube_snapshot dumps are checked when a scenario is built (:func:`engine.cluster.build.check_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class ClusterParams(Section):
     seed_offset = param.Integer(0, bounds=(0, 2**31 - 1), doc="Added to the run seed for the cluster only: another cluster, same run.")
     storage_nodes = param.Boolean(
         True,
-        doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one) holding data buckets.",
+        doc="Add storage nodes (one per region or cloudlet site; kube_nodes: the dump's data.skippy.io/storage nodes, else one; kube_snapshot: only the dump's) holding data buckets.",
     )
     nodes = param.Integer(100, bounds=(1, 50000), doc="cloud_regions: total nodes, split evenly over the regions.")
     regions = param.Integer(10, bounds=(1, 100), doc="cloud_regions: number of regions.")
@@ -45,11 +45,23 @@ class ClusterParams(Section):
         "kube-nodes-sample.json",
         doc="kube_nodes: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (capacities, labels, cordons and image caches come from it).",
     )
+    kube_snapshot_nodes_file = param.String(
+        "kube-snapshot/nodes.json",
+        doc="kube_snapshot: a `kubectl get nodes -o json` dump, relative to data/clusters or absolute (nodes in name order, with their labels, taints, pod limits and image caches).",
+    )
+    kube_snapshot_pods_file = param.String(
+        "kube-snapshot/pods.json",
+        doc="kube_snapshot: a `kubectl get pods -A -o json` dump of the same cluster, relative to data/clusters or absolute (pods bound to a node and not finished take their requests there).",
+    )
     prepull_cloud = param.Boolean(
-        True, doc="Cloud nodes start with the worker image in their cache (not kube_nodes: the dump's status.images is the cache)."
+        True,
+        doc="Cloud nodes start with the worker image in their cache (not kube_nodes / kube_snapshot: the dump's status.images is the cache).",
     )
     prepull_fraction = param.Number(
-        0.0, bounds=(0.0, 1.0), step=0.05, doc="Share of the other nodes that start with the worker image cached (not kube_nodes)."
+        0.0,
+        bounds=(0.0, 1.0),
+        step=0.05,
+        doc="Share of the other nodes that start with the worker image cached (not kube_nodes / kube_snapshot).",
     )
     worker_image = param.Selector(default="scalelab/worker:1.0", objects=list(IMAGE_CATALOGUE), doc="Image of a worker pod.")
     worker_cpu_millis = param.Integer(500, bounds=(1, 256000), doc="Worker pod cpu request, millicores.")

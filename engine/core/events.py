@@ -16,6 +16,9 @@ fault      ``command`` (the fault kind), ``reason`` (``injected``, ``scheduled``
            ``vm_type`` and ``node`` it hit, ``seconds`` (a heartbeat outage's duration), ``value`` (JSON of
            what else it hit, e.g. ``{"vms": [3, 5]}``)
 param      ``command`` (the parameter, ``section.NAME``), ``value`` (its new value as JSON)
+alert      ``command`` (``controller_stuck`` when the controller reaches the original's dead end: work queued, no
+           worker serving or starting, some suspended, nothing resuming them; ``controller_unstuck`` when it
+           leaves it), ``reason``, ``value`` (JSON, e.g. ``{"suspended": 3}``)
 =========  =================================================================================================
 """
 
@@ -30,7 +33,7 @@ EVENTS = table(
     "The event log: commands with the rule that produced each, VM states, placements, faults, parameter changes.",
     [
         ("time", "float64", "simulated seconds"),
-        ("kind", "string", "command | vm | placement | fault | param"),
+        ("kind", "string", "command | vm | placement | fault | param | alert"),
         ("vm", "Int64", "the VM concerned"),
         ("vm_type", "string", "MASTER | WORKER"),
         ("command", "string", "command kind, new VM state, BIND/PENDING, fault kind or parameter name"),

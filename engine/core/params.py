@@ -85,7 +85,9 @@ def allowed(p: param.Parameter) -> str:
             return f"{kind} <= {hi}"
         return kind
     if isinstance(p, param.List):
-        return "a list" + (f" of {p.item_type.__name__}" if p.item_type else "")
+        kinds = p.item_type if isinstance(p.item_type, tuple) else (p.item_type,) if p.item_type else ()
+        names = {"int": "number", "float": "number"}
+        return "a list" + (f" of {' or '.join(dict.fromkeys(names.get(k.__name__, k.__name__) for k in kinds))}s" if kinds else "")
     if isinstance(p, param.String):
         return "a string"
     return type(p).__name__
@@ -126,11 +128,29 @@ def coerce(section: Section, name: str, value: Any, field: str | None = None) ->
                 raise TypeError
     except (TypeError, ValueError):
         raise ParamError(field, f"{value!r} is not allowed; allowed: {allowed(p)}") from None
+    if isinstance(p, param.List):
+        _check_items(p, value, field)
     if isinstance(p, param.Number):
         lo, hi = p.bounds or (None, None)
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise ParamError(field, f"{value!r} is out of range; allowed: {allowed(p)}")
     return value
+
+
+def _check_items(p: param.List, items: list, field: str) -> None:
+    """List items of the declared type (numbers never bools), and no NaN or infinite number anywhere inside."""
+    kinds = p.item_type if isinstance(p.item_type, tuple) else (p.item_type,) if p.item_type else ()
+    for i, item in enumerate(items):
+        if kinds and (isinstance(item, bool) or not isinstance(item, kinds)):
+            raise ParamError(f"{field}[{i}]", f"{item!r} is not allowed; allowed: {allowed(p)[len('a list of ') :] or 'an item'}")
+        stack = [item]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, float) and not math.isfinite(v):
+                shown = f"{v!r} is not allowed" if v is item else f"{item!r} holds {v!r}"
+                raise ParamError(f"{field}[{i}]", f"{shown}; allowed: finite numbers")
+            if isinstance(v, list | tuple):
+                stack.extend(v)
 
 
 def section_key(section: Section | type[Section]) -> str:

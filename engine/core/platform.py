@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from engine.core.budget import Estimate
 from engine.core.recorder import TableSpec
 
 
@@ -58,4 +59,8 @@ class Platform(Protocol):
 
     def summary(self, now: float) -> dict[str, Any]:
         """Headline figures of the run up to ``now``."""
+        ...
+
+    def estimate(self, until: float) -> Estimate:
+        """What advancing to ``until`` will cost, before it starts (see :mod:`engine.core.budget`)."""
         ...

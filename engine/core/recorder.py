@@ -256,6 +256,24 @@ class Recorder:
         return iter([*self._stores, *self._provided])
 
 
+def normalise(df: pd.DataFrame, dtypes: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """``df`` with exactly the declared ``(column, dtype)`` columns, each cast the way the recorder builds frames.
+
+    A table read back from Parquet comes back with pyarrow-backed or object dtypes; normalised, it is the frame the
+    run produced (same values, same dtypes), so digests and comparisons are of content, not of storage.
+    """
+    out = {}
+    for name, dtype in dtypes:
+        values = df[name]
+        if dtype in ("string", "Int64", "Float64"):
+            out[name] = pd.array([None if pd.isna(v) else v for v in values.tolist()], dtype=dtype)
+        else:
+            out[name] = _series(values.to_numpy(dtype={"float64": np.float64, "int64": np.int64, "bool": bool}[dtype]), dtype)
+    frame = pd.DataFrame(out)
+    frame.index = df.index
+    return frame
+
+
 def frame_digest(df: pd.DataFrame) -> str:
     """A stable digest of a DataFrame's values (identical frames, identical digests)."""
     h = hashlib.sha256()

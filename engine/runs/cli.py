@@ -10,46 +10,111 @@ import argparse
 import json
 import os
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from engine.core.clock import check_horizon
+from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
-from engine.sim.recording import check_recording
-from engine.sim.scenario import Scenario, ScenarioError, load_scenario
+from engine.runs.outputs import check_out, check_out_file, write_out
+from engine.sim.scenario import Scenario, load_scenario
+from engine.sim.sessions import RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
+
+#: The files ``run --out`` writes (``jobs.parquet`` too with run.record_jobs; the run's other tables as Parquet).
+OUTPUT_FILES = ("samples.parquet", "events.parquet", "decisions.parquet", "summary.json", "session.scalelab")
+
+
+def _value(raw: str, origin: str):
+    """A --set/--grid value: YAML, strictly (``[5`` is one clear line, not a traceback)."""
+    return load_yaml(raw.encode(), origin)
 
 
 def _parse_set(items: list[str]) -> dict:
     changes = {}
     for item in items:
         if "=" not in item:
-            raise ParamError(item, "expected NAME=VALUE (e.g. autoscaler.MAX_WORKERS=5)")
+            raise ParamError(f"--set {item}", "expected NAME=VALUE (e.g. autoscaler.MAX_WORKERS=5)")
         name, raw = item.split("=", 1)
-        changes[name.strip()] = yaml.safe_load(raw)
+        changes[name.strip()] = _value(raw, f"--set {name.strip()}")
     return changes
 
 
-def _write_outputs(sim: Simulation, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    sim.samples().to_parquet(out / "samples.parquet", index=False)
-    sim.events().to_parquet(out / "events.parquet", index=False)
-    sim.decisions().to_parquet(out / "decisions.parquet", index=False)
-    jobs = sim.jobs_frame()
-    if jobs is not None:
-        jobs.to_parquet(out / "jobs.parquet", index=False)
-    (out / "summary.json").write_text(json.dumps(sim.summary(), indent=2, default=float))
-    (out / "recording.json").write_text(json.dumps(sim.recording(), indent=1))
+def _table_writer(sim: Simulation, table: str):
+    frame = sim.frame(table)
+    return lambda path: frame.to_parquet(path, index=False)
+
+
+def _write_outputs(sim: Simulation, out: Path) -> list[str]:
+    """Every recorded table as Parquet, the summary and the recording, swapped into ``out`` as one folder."""
+    writers = {f"{table}.parquet": _table_writer(sim, table) for table in sim.tables}
+    summary = json.dumps(sim.summary(), indent=2, default=float)
+    writers["summary.json"] = lambda path: path.write_text(summary)
+    writers["session.scalelab"] = sim.record
+    return write_out(out, writers)
+
+
+def _budget(sim: Simulation, until: float, allow_long: bool, what: str) -> None:
+    """Refuse (or, with --allow-long, announce) a run whose estimated cost is beyond the limits; warn when it is long.
+
+    ``what`` names where the horizon came from (``--until 86400``, or the scenario's run.duration)."""
+    estimate = sim.estimate(until)
+    if estimate.too_long and not allow_long:
+        raise InputError(f"{what}: this run would take {estimate.describe()}; allowed: a shorter run, or --allow-long")
+    if estimate.long or estimate.too_long:
+        print(f"warning: this run will take {estimate.describe()}", file=sys.stderr, flush=True)
+
+
+def _replay(args: argparse.Namespace) -> tuple[Simulation, int]:
+    """``replay REC``: re-simulate a session file (or a version-1 JSON recording) and check every stored table."""
+    rec = load_recording(args.recording)
+    probe = Simulation(rec.scenario, seed=rec.seed)
+    _budget(probe, rec.until, args.allow_long, f"{args.recording}: until {rec.until:g}")
+    try:
+        sim = rec.replay(verify=not args.no_verify)
+    except RecordingMismatch as e:
+        print(f"differs: {e}", file=sys.stderr)
+        return e.simulation, 1
+    what = f"the recorded tables ({', '.join(rec.tables)})" if rec.tables else "the recorded samples"
+    print(f"replay of {args.recording} reproduces {what} exactly" if not args.no_verify else f"replayed {args.recording} (not verified)")
+    return sim, 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``export REC --html OUT``: a self-contained page, made by the exporter the installed dashboard provides.
+
+    The engine imports no UI: exporters are found through the ``scalelab.exporters`` entry points (pyproject.toml)."""
+    try:
+        rec = load_recording(args.recording)
+        found = [e for e in metadata.entry_points(group="scalelab.exporters") if e.name == "html"]
+        if not found:
+            raise InputError(
+                "export: no HTML exporter is installed (entry point scalelab.exporters:html); allowed: install scalelab with its dashboard"
+            )
+        check_out_file(args.html, "--html")
+        size = found[0].load()(rec, args.html)
+    except (InputError, ParamError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.html} ({size / 2**20:.2f} MiB, self-contained: opens offline)")
+    return 0
 
 
 def format_summary(summary: dict) -> str:
     return "\n".join(
         [
             f"scenario {summary['scenario']} (seed {summary['seed']}), {summary['simulated_seconds']:.0f} simulated s",
-            f"  jobs completed   {summary['jobs_completed']} of {summary['jobs_arrived']} arrived ({summary['queue_at_end']} queued at the end)",
+            f"  jobs completed   {summary['jobs_completed']} of {summary['jobs_arrived']} arrived"
+            f" ({summary['jobs_in_service']} in service, {summary['queue_at_end']} queued at the end)",
+            *(
+                [f"  placement        {summary['unplaceable']}: {summary['pods_pending']} worker pod(s) pending"]
+                if summary.get("unplaceable")
+                else []
+            ),
             f"  wait p50/p95/p99 {summary['wait_p50']:.2f} / {summary['wait_p95']:.2f} / {summary['wait_p99']:.2f} s",
-            f"  VM-hours         {summary['vm_hours']:.2f}",
+            f"  VM-hours         {summary['vm_hours']:.2f} as the controller accounts them, {summary['vm_hours_cloud']:.2f} as the cloud bills them",
             f"  policy           {summary['policy']}   scale-outs {summary['scale_outs']}   scale-ins {summary['scale_ins']}"
             f"   master recoveries {summary['master_recoveries']}",
             f"  max active workers {summary['max_active_workers']}   time_left outside the band "
@@ -71,12 +136,12 @@ def _parse_grid(items: list[str]) -> dict[str, list]:
         name, raw = (part.strip() for part in item.split("=", 1))
         if name in grid:
             raise ParamError(name, "given twice; allowed: one --grid per parameter, values separated by commas")
-        grid[name] = [yaml.safe_load(v) for v in raw.split(",") if v.strip()]
+        grid[name] = [_value(v, f"--grid {name}") for v in raw.split(",") if v.strip()]
     return grid
 
 
 def _parse_seeds(raw: str) -> list:
-    return [yaml.safe_load(v) for v in raw.split(",") if v.strip()]
+    return [_value(v, "--seeds") for v in raw.split(",") if v.strip()]
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -87,7 +152,7 @@ def _sweep(args: argparse.Namespace) -> int:
         if args.workers is not None and args.workers < 0:
             raise ParamError("--workers", f"{args.workers} is not allowed; allowed: >= 0 (0 runs in this process)")
         plan = plan_sweep(load_scenario(args.scenario), _parse_grid(args.grid), _parse_seeds(args.seeds), until=args.until)
-    except (ScenarioError, ParamError) as e:
+    except (InputError, ParamError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"sweep of {plan.scenario_name}: {len(plan.combinations)} settings x {len(plan.seeds)} seeds = {len(plan)} runs", flush=True)
@@ -117,15 +182,22 @@ def _sweep(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine", description="Run scalelab scenarios headless.")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="run a scenario and write its DataFrames as Parquet")
+    run = sub.add_parser("run", help="run a scenario and write its tables as Parquet")
     run.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter, e.g. autoscaler.MAX_WORKERS=5")
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--until", type=float, default=None, help="simulated seconds (default: run.duration)")
-    run.add_argument("--out", type=Path, default=None, help="directory for samples/events/decisions Parquet, summary and recording")
-    rep = sub.add_parser("replay", help="replay a recording and check it reproduces the recorded samples")
+    run.add_argument("--out", type=Path, default=None, help="directory for the tables as Parquet, summary.json and recording.json")
+    run.add_argument("--allow-long", action="store_true", help="run even when the estimated cost is beyond the limits")
+    rep = sub.add_parser("replay", help="replay a session file (or a JSON recording) and check it reproduces every recorded table")
     rep.add_argument("recording", type=Path)
+    rep.add_argument("--verify", action="store_true", help="check every stored table (the default); exit 1 naming the first difference")
+    rep.add_argument("--no-verify", action="store_true", help="replay without checking")
     rep.add_argument("--out", type=Path, default=None)
+    rep.add_argument("--allow-long", action="store_true", help="replay even when the estimated cost is beyond the limits")
+    exp = sub.add_parser("export", help="export a session file as one self-contained HTML page (plots, timeline, KPIs, events)")
+    exp.add_argument("recording", type=Path)
+    exp.add_argument("--html", type=Path, required=True, metavar="OUT.html")
     swp = sub.add_parser("sweep", help="run a parameter grid x seeds on Dask and print (or write) one row per run")
     swp.add_argument("scenario", help="a YAML file, or the name of one in data/scenarios/")
     swp.add_argument(
@@ -141,7 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "sweep":
         return _sweep(args)
+    if args.cmd == "export":
+        return _export(args)
+    status = 0
     try:
+        if args.out is not None:
+            check_out(args.out, OUTPUT_FILES)  # before the run, not after it
         if args.cmd == "run":
             scenario = load_scenario(args.scenario)
             overrides = _parse_set(args.set)
@@ -149,23 +226,23 @@ def main(argv: list[str] | None = None) -> int:
             for key, value in overrides.items():
                 section, _, name = key.partition(".")
                 if not name:
-                    raise ParamError(key, "use section.NAME, e.g. autoscaler.MAX_WORKERS")
+                    raise ParamError(f"--set {key}", "use section.NAME, e.g. autoscaler.MAX_WORKERS")
                 scenario.values.setdefault(section, {})[name] = value
             scenario = Scenario.from_dict(scenario.to_dict(), origin=f"{args.scenario} with --set", source=scenario.source)
             sim = Simulation(scenario, seed=args.seed)
-            sim.advance(args.until if args.until is not None else sim.sections["run"].duration)
+            until = check_horizon(args.until if args.until is not None else sim.sections["run"].duration, "--until")
+            if until <= 0:
+                raise ParamError("--until", f"{args.until!r} is not allowed; allowed: simulated seconds > 0")
+            what = f"--until {args.until:g}" if args.until is not None else f"{args.scenario}: run.duration {until:g}"
+            _budget(sim, until, args.allow_long, what)
+            sim.advance(until)
         else:
-            try:
-                data = json.loads(args.recording.read_text())
-            except (OSError, json.JSONDecodeError) as e:
-                raise ScenarioError(f"{args.recording}: not a readable JSON recording ({e})") from None
-            sim = Simulation.replay(check_recording(data))
-            print(f"replay of {args.recording} reproduces the recorded samples exactly")
-    except (ScenarioError, ParamError) as e:
+            sim, status = _replay(args)
+    except (InputError, ParamError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(format_summary(sim.summary()))
     if args.out is not None:
-        _write_outputs(sim, args.out)
-        print(f"  wrote {args.out}/samples.parquet, events.parquet, decisions.parquet, summary.json, recording.json")
-    return 0
+        written = _write_outputs(sim, args.out)
+        print(f"  wrote {args.out}/: {', '.join(written)}")
+    return status

@@ -23,9 +23,12 @@ next scan start            after the last feasible node found (drifts      after
 sampling cut-off           all nodes below 5 nodes; float percentage       all nodes below 100; integer percentage
 =========================  ==============================================  ==============================================
 
-Both modes share the predicates (unschedulable, cpu/memory/GPU fit, no storage nodes, GPU model, the pod's
-label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
-Not modelled in kube mode: zone interleaving of the node list, parallel filtering, taints and affinities.
+Both modes share the predicates (unschedulable, NoSchedule/NoExecute taints against the pod's tolerations,
+nodeSelector and required node affinity, cpu/memory/GPU fit, the pod limit, no storage nodes, GPU model, the
+pod's label presence/absence) and the weighted sum, added priority by priority in :data:`PRIORITIES` order.
+The Kubernetes predicates pass every node of a synthesized cluster (no taints, no selectors, no pod limits).
+Not modelled in kube mode: zone interleaving of the node list, parallel filtering, pod (anti-)affinity and
+topology spread, the TaintToleration and NodeAffinity scores (PreferNoSchedule, preferred affinity).
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
 of one node. Every decision can hand out its breakdown as a DataFrame.
@@ -117,11 +120,11 @@ class PlacementDecision:
     node_names: Sequence[str] = field(repr=False)
     start_index: int = 0
 
-    def breakdown_columns(self) -> dict[str, np.ndarray]:
-        """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
+    def reasons(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node (in cluster order): whether it passed every predicate, and why it was not chosen from.
 
-        ``reason`` is the first predicate that rejected the node, "not scored" for feasible nodes beyond
-        percentage_of_nodes_to_score, and "" for scored nodes. Scores of unscored nodes are NaN.
+        The reason is the first predicate that rejected the node, "not scored" for feasible nodes beyond
+        percentage_of_nodes_to_score, and "" for scored nodes.
         """
         n = len(self.node_names)
         passes = np.ones(n, dtype=bool)
@@ -132,6 +135,15 @@ class PlacementDecision:
         scored = np.zeros(n, dtype=bool)
         scored[self.nodes] = True
         reason[passes & ~scored] = "not scored"
+        return passes, reason
+
+    def breakdown_columns(self) -> dict[str, np.ndarray]:
+        """The breakdown as columns (one row per node x priority), for the recorder's ``breakdowns`` table.
+
+        ``reason`` is as :meth:`reasons` gives it. Scores of unscored nodes are NaN.
+        """
+        n = len(self.node_names)
+        passes, reason = self.reasons()
         total = np.full(n, np.nan)
         total[self.nodes] = self.total
         scan_position = np.full(n, -1)

@@ -8,6 +8,8 @@ import numpy as np
 
 from engine.cluster.model import GPU_MODEL, STORAGE, Cluster, Pod
 from engine.scheduling.base import Predicate
+from engine.scheduling.node_affinity import NodeAffinity
+from engine.scheduling.taint_toleration import TaintToleration
 
 
 class NodeUnschedulable(Predicate):
@@ -29,6 +31,21 @@ class PodFitsResources(Predicate):
         if pod.gpus > 0:
             fits &= cluster.gpu_free >= pod.gpus
         return fits
+
+
+class PodCapacity(Predicate):
+    """kube's "Too many pods": a node with a pod limit (``status.allocatable.pods``) takes no more pods than that.
+
+    Only imported Kubernetes nodes have a limit; without any the predicate passes every node.
+    """
+
+    name = "PodCapacity"
+
+    def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
+        limited = cluster.pod_capacity > 0
+        if not limited.any():
+            return None
+        return ~limited | (cluster.pods < cluster.pod_capacity)
 
 
 class GpuModel(Predicate):
@@ -81,8 +98,13 @@ class PodNodeLabels(Predicate):
 
 
 def default_predicates(avoid_storage_nodes: bool = True) -> list[Predicate]:
-    """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable check and the GPU/label filters."""
-    predicates: list[Predicate] = [NodeUnschedulable(), PodFitsResources()]
+    """Skippy's defaults (fit, then no storage nodes) with kube's unschedulable, taint, node-affinity and pod-count
+    checks (in kube-scheduler's filter order) and the GPU/label filters.
+
+    The Kubernetes checks pass every node of a cluster without taints, pod limits or pods with selectors (every
+    synthesized one), so Skippy mode keeps edgerun-skippy-core's placements there.
+    """
+    predicates: list[Predicate] = [NodeUnschedulable(), TaintToleration(), NodeAffinity(), PodFitsResources(), PodCapacity()]
     if avoid_storage_nodes:
         predicates.append(NodeLabelPresence([STORAGE], present=False, name="NoStorageNode"))
     return [*predicates, GpuModel(), PodNodeLabels()]

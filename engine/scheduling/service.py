@@ -317,6 +317,8 @@ class PlacementService:
         """The position of a node given by name or position; raises KeyError/IndexError for an unknown one."""
         if isinstance(node, str):
             return self.cluster.index[node]
+        if isinstance(node, bool) or not isinstance(node, int | np.integer):
+            raise TypeError(f"{node!r} is neither a node name nor a position")
         index = int(node)
         if not 0 <= index < self.cluster.n:
             raise IndexError(f"node {index} out of range 0..{self.cluster.n - 1}")
@@ -343,6 +345,23 @@ class PlacementService:
         """Name of the node a VM is placed on (None if pending or unknown)."""
         bound = self._bound.get(vm_id)
         return None if bound is None else self.cluster.names[bound[1]]
+
+    def pending_reasons(self) -> dict[str, int]:
+        """Nodes per first rejecting predicate for the oldest pending pod, as the scheduler sees it now."""
+        if not self.pending:
+            return {}
+        pod = self._pod(self.pending[0])
+        passes = np.ones(self.cluster.n, dtype=bool)
+        counts: dict[str, int] = {}
+        for predicate in self.scheduler.predicates():  # the filter only: scheduling would move the scan start
+            mask = predicate.mask(self.cluster, pod)
+            if mask is None:
+                continue
+            rejected = passes & ~mask
+            if rejected.any():
+                counts[predicate.name] = int(rejected.sum())
+            passes &= mask
+        return counts
 
     def last_breakdown(self) -> pd.DataFrame | None:
         """Node x priority breakdown of the latest decision (also of one that found no node)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, Section, coerce
 from engine.sim.registry import NEEDS, SECTION_CLASSES, check_files, world_sections
 
@@ -31,7 +32,7 @@ FORMAT_VERSION = 1
 _META = ("version", "name", "description")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """A scenario (or recording) that cannot be used; the message is one line naming file and field."""
 
 
@@ -96,8 +97,16 @@ class Scenario:
         for key in values:
             if key not in present:
                 raise ScenarioError(f"{origin}: {key}: not a section of the {world!r} world; allowed: {', '.join(present)}")
+        for meta in ("name", "description"):
+            if (
+                meta in data
+                and data[meta] is not None
+                and not isinstance(data[meta], str | int | float)
+                or isinstance(data.get(meta), bool)
+            ):
+                raise ScenarioError(f"{origin}: {meta}: {type(data[meta]).__name__} is not allowed; allowed: a string")
         name = data.get("name") or (source.stem if source else "unnamed")
-        return cls(name=str(name), description=str(data.get("description", "")), values=values, source=source)
+        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source)
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
@@ -110,15 +119,13 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     path = Path(path_or_name)
     if not path.suffix and not path.exists():
         path = SCENARIO_DIR / f"{path_or_name}.yaml"
-    if not path.is_file():
+    if not path.exists():
         known = ", ".join(list_scenarios()) or "none"
         raise ScenarioError(f"{path}: no such scenario file; scenarios in {SCENARIO_DIR}: {known}")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{path}:{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+        data = load_yaml(read_bytes(path, "scenario YAML"), str(path))
+    except InputError as e:
+        raise ScenarioError(str(e)) from None
     return Scenario.from_dict(data, origin=str(path), source=path)
 
 

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import simpy
 
 from engine.core import rng as rngs
+from engine.core.budget import Estimate
+from engine.core.clock import check_horizon, run_until
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section, apply_checked
 from engine.core.platform import Platform
 from engine.core.recorder import Recorder
+from engine.sim.archive import software, write_archive
 from engine.sim.faults import FaultSchedule
 from engine.sim.recording import check_recording, make_recording, samples_match
 from engine.sim.registry import WORLDS, check_files
@@ -48,6 +52,8 @@ class Simulation:
         self.recorder = Recorder()
         self.log = EventLog(self.recorder, lambda: self.env.now)
         self.inputs: list[dict[str, Any]] = []
+        self.controls: list[dict[str, Any]] = []  # what a user did that does not change the simulation (play, pause, speed)
+        self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
         self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
         self.faults = FaultSchedule(self.env, self.sections["faults"], self.platform, rngs.stream(self.seed, "faults"), self.log)
@@ -60,11 +66,17 @@ class Simulation:
         return self.env.now
 
     def advance(self, until: float) -> Simulation:
-        """Run the simulation up to simulated time ``until`` (no-op if it is not ahead)."""
+        """Run the simulation up to simulated time ``until`` (no-op if it is not ahead); events at ``until`` itself
+        run in the next advance. Refuses a time that is not a finite number of seconds."""
+        until = check_horizon(until)
         if until > self.env.now:
-            self.env.run(until=until)
+            run_until(self.env, until)
             self.platform.settle(self.env.now)
         return self
+
+    def estimate(self, until: float) -> Estimate:
+        """What advancing to ``until`` would cost (rough: see :mod:`engine.core.budget`)."""
+        return self.platform.estimate(check_horizon(until))
 
     def run(self) -> Simulation:
         """Advance to the end of the run (``run.duration``)."""
@@ -154,23 +166,48 @@ class Simulation:
         return {"scenario": self.scenario.name, "seed": self.seed, "simulated_seconds": self.now, **self.platform.summary(self.now)}
 
     # -- recording and replay ----------------------------------------------------------------------------
+    def note_control(self, action: str, value: Any = None) -> None:
+        """Keep a user's control action (play, pause, speed...) with its simulated time, for a recording's timeline."""
+        self.controls.append({"time": self.now, "action": str(action), "value": value})
+
+    def record(self, path: str | Path) -> Path:
+        """Write the session so far as one ``.scalelab`` file: inputs, controls and every table (see :mod:`engine.sim.archive`)."""
+        manifest = {
+            "software": software(),
+            "scenario": self.scenario.to_dict(),
+            "seed": self.seed,
+            "until": self.now,
+            "inputs": json.loads(json.dumps(self.inputs)),
+            "controls": json.loads(json.dumps(self.controls, default=str)),
+            "parent": self.parent,
+        }
+        specs = self.recorder.specs
+        frames = self.frames()
+        return write_archive(path, manifest, frames, {t: [(c.name, c.dtype) for c in specs[t].columns] for t in frames})
+
     def recording(self) -> dict[str, Any]:
         """Inputs, not pixels: the scenario, the seed, every change with its time, and a digest to check."""
         return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples())
 
     @classmethod
-    def replay(cls, recording: Mapping[str, Any], verify: bool = True) -> Simulation:
-        """Rebuild a recorded session: same scenario and seed, the same inputs at the same times."""
-        rec = check_recording(recording)
-        sim = cls(Scenario.from_dict(rec["scenario"], origin="recording.scenario"), seed=rec["seed"])
-        check_recording(rec, tuple(sim.fault_kinds))
-        for item in rec["inputs"]:
+    def replay(cls, recording: Mapping[str, Any], verify: bool = True, origin: str = "recording") -> Simulation:
+        """Rebuild a recorded session: same scenario and seed, the same inputs at the same times.
+
+        Raises :class:`ScenarioError` naming ``origin`` (the file) and the input for anything that cannot be replayed.
+        """
+        rec = check_recording(recording, origin=origin)
+        sim = cls(Scenario.from_dict(rec["scenario"], origin=f"{origin}: scenario"), seed=rec["seed"])
+        check_recording(rec, tuple(sim.fault_kinds), origin=origin)
+        for i, item in enumerate(rec["inputs"]):
             sim.advance(item["time"])
-            if item["kind"] == "params":
-                sim.set_params(item["changes"])
-            else:
-                sim.inject(item["fault"], **item.get("args", {}))
+            try:
+                if item["kind"] == "params":
+                    sim.set_params(item["changes"])
+                else:
+                    sim.inject(item["fault"], **item.get("args", {}))
+            except ParamError as e:
+                raise ScenarioError(f"{origin}: inputs[{i}]: {e}") from None
         sim.advance(rec["until"])
         if verify and not samples_match(rec, sim.samples()):
-            raise ScenarioError("recording: samples_sha256: the replay differs from the recorded session")
+            raise ScenarioError(f"{origin}: samples_sha256: the replay differs from the recorded session")
         return sim

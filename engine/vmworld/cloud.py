@@ -9,7 +9,8 @@ Choices where the real systems leave room (documented, tested):
 * the cloud refuses SUSPEND of a VM that is not ACTIVE and RESUME of one that is not SUSPENDED
   (the command is logged as refused, as OpenNebula answers such requests with an error);
 * a crash (fault) kills the guest: the cloud still lists the VM ACTIVE, it just falls silent, so the
-  controller finds it through its stale heartbeats; a node failure marks its VMs FAILED;
+  controller finds it through its stale heartbeats; a node failure marks its VMs FAILED; a suspend already
+  under way completes (it is the hypervisor's, not the guest's);
 * a resumed worker that was RUNNING comes back connected to the master it had; if that master is
   gone it reports ERROR until it is given INIT again.
 """
@@ -25,7 +26,7 @@ from engine.core.rng import gamma_delay
 from engine.scheduling.service import Placement, PlacementService
 from engine.vmworld.daemon import AppDaemons
 from engine.vmworld.model import AppState, Command, CommandKind, VMInfo, VMState, VMType
-from engine.vmworld.vm import VM, later
+from engine.vmworld.vm import VM, later, later_cloud
 
 
 class VMCloud:
@@ -49,11 +50,25 @@ class VMCloud:
         self.vms: dict[int, VM] = {}  # listed VMs in the cloud's order
         self.gone: dict[int, VM] = {}  # deleted VMs
         self._next_id = 0
+        self._billed = 0.0  # closed billing spans, seconds
+        self._billing: dict[int, float] = {}  # VM -> since when it bills (not SUSPENDED, FAILED or deleted)
 
     def _delay(self, mean: float) -> float:
         return gamma_delay(self.rng, mean, self.p.delay_cv)
 
+    def _bill(self, vm: VM, on: bool) -> None:
+        now = self.env.now
+        if on:
+            self._billing.setdefault(vm.id, now)
+        elif vm.id in self._billing:
+            self._billed += now - self._billing.pop(vm.id)
+
+    def vm_seconds(self, now: float) -> float:
+        """What the cloud bills: the time every VM spent listed and not SUSPENDED or FAILED, up to ``now``."""
+        return self._billed + sum(now - since for since in self._billing.values())
+
     def _set_state(self, vm: VM, state: VMState, reason: str = "", node: str | None = None) -> None:
+        self._bill(vm, state not in (VMState.SUSPENDED, VMState.FAILED))
         vm.state = state
         self.log("vm", vm=vm.id, vm_type=vm.type.value, command=state.value, reason=reason, node=node)
 
@@ -66,6 +81,7 @@ class VMCloud:
         self._next_id += 1
         vm = VM(vm_id, vm_type, now)
         self.vms[vm_id] = vm
+        self._bill(vm, True)
         self.log("command", vm=vm_id, vm_type=vm_type.value, command=CommandKind.CREATE.value, rule=rule)
         if vm_type is VMType.WORKER and self.placement is not None:
             placed = self.placement.request(vm_id, now)
@@ -138,7 +154,9 @@ class VMCloud:
 
     # -- VM commands -----------------------------------------------------------------------------------
     def _delete(self, vm: VM, now: float) -> None:
+        vm.cloud_epoch += 1
         self.daemons.stop(vm, now)
+        self._bill(vm, False)
         vm.state = VMState.DELETED
         del self.vms[vm.id]
         self.gone[vm.id] = vm
@@ -153,13 +171,16 @@ class VMCloud:
         app = vm.app
         self.daemons.stop(vm, now)
         vm.app = app  # memory is kept across a suspend
-        later(self.env, self._delay(self.p.suspend_time), vm, self._suspended)
+        vm.cloud_epoch += 1
+        # the hypervisor suspends the VM whatever its guest does meanwhile (a crash must not leave it ACTIVE for good)
+        later_cloud(self.env, self._delay(self.p.suspend_time), vm, self._suspended)
 
     def _suspended(self, vm: VM) -> None:
         self._set_state(vm, VMState.SUSPENDED)
 
     def _resume(self, vm: VM, now: float) -> None:
         vm.epoch += 1
+        vm.cloud_epoch += 1
         self._set_state(vm, VMState.PENDING, "resuming")
         later(self.env, self._delay(self.p.resume_time), vm, self._resumed)
 

@@ -117,6 +117,9 @@ RULES: tuple[str, ...] = (
     "scale_out_resume",
     "scale_out_create",
     "cap_shutdown",
+    "cap_suspend",
+    "stuck_resume",
+    "r1_resume_timeout",
 )
 
 ACTIONS: tuple[str, ...] = ("waiting_for_master", "master_recovery", "master_recovered", "scale_out", "scale_in", "hold", "not_measured")
@@ -173,6 +176,7 @@ class ControlRound:
     target: float | None = None
     desired: int | None = None
     reason: str | None = None
+    stuck: bool = False
 
 
 _DRAIN_STATES = (AppState.RUNNING, AppState.SHUTTING_DOWN)
@@ -342,6 +346,9 @@ class VMController:
                 for v in self._vms
                 if self._last[v.id][1] == CommandKind.SUSPEND
             ]
+            if self.modes.cap_resumes:  # the extension: only as many as MAX_WORKERS leaves room for
+                staying = sum(1 for v in workers if self._last[v.id][1] != CommandKind.SUSPEND)
+                resumes = resumes[: max(0, self.params.MAX_WORKERS - staying)]
             if not workers:
                 self._create(VMType.WORKER, now, "initial_worker")
             self.waiting_for_master = False
@@ -381,6 +388,9 @@ class VMController:
         obs, suspended, resumable = self._observe(now, table)
         verdict = self.policy.decide(obs)
         self._apply(verdict, obs, table, resumable, now)
+        stuck = self._stuck(obs, verdict, resumable)
+        if stuck and self.modes.resume_when_stuck:
+            table[resumable[0]] = Command(CommandKind.RESUME, resumable[0], "stuck_resume")
         if self.modes.drain_above_cap:
             self._enforce_cap(obs, table)
         for command in table.values():
@@ -402,7 +412,16 @@ class VMController:
             target=verdict.target,
             desired=verdict.desired,
             reason=verdict.reason,
+            stuck=stuck,
         )
+
+    @staticmethod
+    def _stuck(obs: ScalingObservation, verdict: ScalingVerdict, resumable: list[int]) -> bool:
+        """The original's dead end: work is queued, no worker serves or is on its way, some are suspended, and the
+        policy adds none (the queue drain cannot measure without an active worker; nothing else resumes)."""
+        queued = bool(obs.queue) and obs.queue[-1] > 0
+        adds = verdict.desired is not None and verdict.desired > obs.replicas
+        return queued and not obs.active and obs.pending == 0 and obs.starting == 0 and bool(resumable) and not adds
 
     def _observe(self, now: float, table: Mapping[int, Command | None]) -> tuple[ScalingObservation, list[int], list[int]]:
         """Classify the workers (see :class:`ScalingObservation`); also the suspended ids and the resumable ones."""
@@ -492,12 +511,37 @@ class VMController:
                 to_create -= 1
 
     def _enforce_cap(self, obs: ScalingObservation, table: dict[int, Command | None]) -> None:
-        """The ``drain_above_cap`` extension: drain the workers in service beyond MAX_WORKERS (``cap_shutdown``)."""
-        leaving = {vm_id for vm_id, c in table.items() if c is not None and c.kind in (CommandKind.SHUTDOWN, CommandKind.DELETE)}
+        """The ``drain_above_cap`` extension: at most MAX_WORKERS serve.
+
+        Workers about to start serving (an INIT to one not yet RUNNING: just booted, resumed or in ERROR) are
+        suspended instead when no room is left (``cap_suspend``); serving workers beyond MAX_WORKERS are drained
+        from the end of the active list (``cap_shutdown``).
+        """
+        leaving = {
+            vm_id
+            for vm_id, c in table.items()
+            if c is not None and c.kind in (CommandKind.SHUTDOWN, CommandKind.DELETE, CommandKind.SUSPEND)
+        }
         serving = [vm_id for vm_id in obs.serving if vm_id not in leaving]
-        excess = len(serving) + obs.pending - obs.max_workers
+        room = obs.max_workers - len(serving)
+        for vm in self._vms:
+            command = table.get(vm.id)
+            newest = self._newest(vm.id)
+            joining = (
+                vm.type == VMType.WORKER
+                and command is not None
+                and command.kind == CommandKind.INIT
+                and (newest is None or newest.app_state != AppState.RUNNING)
+            )
+            if not joining:
+                continue
+            if room > 0:
+                room -= 1
+            else:
+                table[vm.id] = Command(CommandKind.SUSPEND, vm.id, "cap_suspend")
+        excess = len(serving) - obs.max_workers
         if excess > 0:
-            for vm_id in serving[max(0, len(serving) - excess) :]:
+            for vm_id in serving[len(serving) - excess :]:
                 table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "cap_shutdown")
 
     # ---- per-VM next command ------------------------------------------------------------------
@@ -533,6 +577,8 @@ class VMController:
             return Command(kind, vm_id, rule), None
 
         if newest is None:  # 1
+            if last == CommandKind.RESUME and self.modes.resume_timeout and age > p.MAX_TRANSITION_TIME:
+                return delete("r1_resume_timeout")  # the extension: a resumed VM that stays silent is not starting for 300 s
             return self._startup_timeout(vm_id, now, "r1_startup_timeout"), None
         if last == CommandKind.SUSPEND:  # 2
             return None, None

@@ -14,6 +14,7 @@ back to the head of the queue, so no job is lost or served twice.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush, heapreplace
@@ -140,7 +141,7 @@ class JobFlow:
             waits.append(start - arrival)
             if rows is not None:
                 th.row = len(rows)
-                rows.append([jid, arrival, start, end, w.vm_id, False])
+                rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
         self._bi = bi
         service.i = si
         self.started += started
@@ -181,6 +182,7 @@ class JobFlow:
                 lost.append((t, arrival, jid))
                 if self.rows is not None and th.row >= 0:
                     self.rows[th.row][5] = True
+                    self.rows[th.row][6] = t
         w.threads = []
         # oldest first, ahead of everything already waiting
         for item in sorted(lost, key=lambda x: x[2], reverse=True):

@@ -143,7 +143,7 @@ class FaultParams(Section):
 
 
 #: The controller's departures from the original, each a named switch (all off in seed-exact mode).
-EXTENSIONS = ("drain_above_cap", "cap_resumes")
+EXTENSIONS = ("drain_above_cap", "cap_resumes", "resume_when_stuck", "resume_timeout")
 
 
 class ControllerParams(Section):
@@ -166,13 +166,26 @@ class ControllerParams(Section):
     drain_above_cap = param.Boolean(
         False,
         label="Drain workers above a lowered cap",
-        doc="Extension: when MAX_WORKERS is lowered live, drain (SHUTDOWN) the serving workers above it. "
-        "The original only stops creating workers at the cap.",
+        doc="Extension: at most MAX_WORKERS serve: the serving workers above it are drained (cap_shutdown) and workers "
+        "coming up beyond it are suspended (cap_suspend). The original only stops creating workers at the cap.",
     )
     cap_resumes = param.Boolean(
         False,
         label="Never resume past the cap",
-        doc="Extension: never resume suspended workers past MAX_WORKERS (the original resumes them regardless).",
+        doc="Extension: never resume suspended workers past MAX_WORKERS, in a scale-out or a master recovery (the original resumes them regardless).",
+    )
+    resume_when_stuck = param.Boolean(
+        False,
+        label="Resume a worker when stuck",
+        doc="Extension: when work is queued, no worker serves or starts and some are suspended (the original's dead end: "
+        "it never resumes them), resume one (stuck_resume).",
+    )
+    resume_timeout = param.Boolean(
+        False,
+        label="Time out a RESUME",
+        doc="Extension: a VM told to RESUME that sends no heartbeat within MAX_TRANSITION_TIME is deleted (r1_resume_timeout). "
+        "The original waits MAX_STARTUP_TIME, counting it as starting (no scaling) meanwhile: e.g. a worker that crashed "
+        "while its SUSPEND was refused (it was booting) and so never suspended.",
     )
 
     def check(self) -> None:

@@ -32,7 +32,8 @@ SAMPLES = table(
         ("wait_p50", "float64", "median wait of jobs started in the interval (s; NaN if none)"),
         ("wait_p95", "float64", "95th percentile wait of jobs started in the interval"),
         ("wait_p99", "float64", "99th percentile wait of jobs started in the interval"),
-        ("vm_seconds", "float64", "cumulative VM running time (the controller's accounts)"),
+        ("vm_seconds", "float64", "cumulative VM running time as the controller accounts it (as the original logs it)"),
+        ("vm_seconds_cloud", "float64", "cumulative VM time as the cloud bills it: every VM not SUSPENDED, FAILED or deleted"),
         ("pending_pods", "int64", "worker pods waiting for a node"),
         ("master_state", "string", "cloud/app state of the master VM"),
     ],
@@ -59,6 +60,7 @@ DECISIONS = table(
         ("metric", "float64", "the value the policy compared with its target"),
         ("target", "float64", "the policy's target"),
         ("desired", "Int64", "replicas the policy wants (serving + pending); missing when it held or did not measure"),
+        ("stuck", "bool", "work is queued, no worker serves or starts, some are suspended, and nothing will resume them"),
     ],
 )
 
@@ -72,6 +74,7 @@ JOBS = table(
         ("end", "float64", "simulated seconds (planned, for an aborted row)"),
         ("worker", "int64", "worker VM id"),
         ("aborted", "bool", "its worker left before it ended; the job went back to the head of the queue"),
+        ("left", "float64", "when its worker left (aborted rows; NaN otherwise)"),
     ],
 )
 
@@ -100,4 +103,5 @@ def decision_row(r: ControlRound) -> dict[str, Any]:
         "metric": _float(r.metric),
         "target": _float(r.target),
         "desired": r.desired,
+        "stuck": r.stuck,
     }

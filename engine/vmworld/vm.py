@@ -28,6 +28,7 @@ class VM:
         "on_node",
         "address",
         "sender",
+        "cloud_epoch",
     )
 
     def __init__(self, vm_id: int, vm_type: VMType, now: float):
@@ -36,7 +37,8 @@ class VM:
         self.state = VMState.PENDING
         self.app: AppState | None = None  # None until the daemon is up
         self.alive = True  # False once the guest crashed
-        self.epoch = 0  # bumped to cancel timers that belong to an earlier life of the VM
+        self.epoch = 0  # bumped to cancel timers that belong to an earlier life of the guest (its daemon)
+        self.cloud_epoch = 0  # bumped to cancel the cloud's own timers (a suspend in progress) when the VM is resumed or deleted
         self.created_at = now
         self.placement: Any = None
         self.slot: WorkerSlot | None = None
@@ -51,3 +53,10 @@ def later(env: simpy.Environment, delay: float, vm: VM, fn: Callable[..., Any], 
     epoch = vm.epoch
     ev = env.timeout(max(0.0, delay))
     ev.callbacks.append(lambda _e: vm.epoch == epoch and fn(vm, *args))
+
+
+def later_cloud(env: simpy.Environment, delay: float, vm: VM, fn: Callable[..., Any], *args: Any) -> None:
+    """Like :func:`later` for the hypervisor's operations: a guest crash does not cancel them, a newer cloud command does."""
+    epoch = vm.cloud_epoch
+    ev = env.timeout(max(0.0, delay))
+    ev.callbacks.append(lambda _e: vm.cloud_epoch == epoch and fn(vm, *args))

@@ -17,6 +17,7 @@ import numpy as np
 import simpy
 
 from engine.autoscaling.registry import make_policy
+from engine.core.budget import BYTES_PER_JOB_ROW, BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.histogram import LogHistogram
 from engine.core.params import Mirror, ParamError, Section
@@ -29,7 +30,7 @@ from engine.vmworld.daemon import AppDaemons, HeartbeatChannel
 from engine.vmworld.jobs import JobFlow
 from engine.vmworld.model import AppState, VMState, VMType
 from engine.vmworld.tables import DECISIONS, JOBS, SAMPLES, decision_row
-from engine.workload.arrivals import ArrivalStream
+from engine.workload.arrivals import ArrivalStream, peak_multiplier
 from engine.workload.service import ServiceTimes
 
 #: The faults this world understands.
@@ -110,7 +111,7 @@ class VMWorld:
             live = [v for v in cloud.vms.values() if v.type is VMType.WORKER and v.alive and v.state in (VMState.ACTIVE, VMState.PENDING)]
             vm = None
             if wanted is not None:
-                vm = cloud.vms.get(int(wanted))
+                vm = cloud.vms.get(wanted) if isinstance(wanted, int) and not isinstance(wanted, bool) else None
                 if vm is None or vm.type is not VMType.WORKER:
                     raise ParamError("fault.vm", f"{wanted!r} is not a listed worker VM; allowed: {[v.id for v in live]}")
             elif live:
@@ -119,19 +120,26 @@ class VMWorld:
                 cloud.crash(vm, now)
             return FaultOutcome(vm.id if vm else None, vm.type.value if vm else None)
         if kind == "heartbeat_outage":
-            duration = float(args.get("duration", 30.0))
-            if not duration > 0:
+            duration = args.get("duration", 30.0)
+            if isinstance(duration, bool) or not isinstance(duration, int | float) or not math.isfinite(duration) or not duration > 0:
                 raise ParamError("fault.duration", f"{duration!r} is not allowed; allowed: > 0 seconds")
             self.channel.outage(now + duration)
-            return FaultOutcome(facts={"duration": duration})
+            return FaultOutcome(facts={"duration": float(duration)})
         if kind == "node_failure":
             if self.placement is None:
                 raise ParamError("fault", "node_failure needs a scenario with a cluster section")
             node = args.get("node")
             if node is None:
                 node = int(np.argmax(self.placement.occupancy()))
-            hit = self.placement.fail_node(node, now)
-            name = self.placement.cluster.names[self.placement.node_position(node)]
+            try:
+                index = self.placement.node_position(node)
+            except (KeyError, IndexError, TypeError, ValueError):
+                n = self.placement.cluster.n
+                raise ParamError(
+                    "fault.node", f"{node!r} is not a node of this cluster; allowed: a node name or a position 0..{n - 1}"
+                ) from None
+            hit = self.placement.fail_node(index, now)
+            name = self.placement.cluster.names[index]
             for vm_id in hit:
                 if vm_id in cloud.vms:
                     cloud.fail(cloud.vms[vm_id], now, name)
@@ -147,6 +155,14 @@ class VMWorld:
             now = env.now
             self.jobs.catch_up(now)
             control = self.controller.step(now, self.channel.flush())
+            was_stuck = self.last_round is not None and self.last_round.stuck
+            if control.stuck != was_stuck and control.action not in ("waiting_for_master", "master_recovery"):
+                self.log(
+                    "alert",
+                    command="controller_stuck" if control.stuck else "controller_unstuck",
+                    reason="no_active_worker",
+                    value=json.dumps({"suspended": control.suspended}),
+                )
             self.last_round = control
             self.recorder.append("decisions", decision_row(control))
 
@@ -210,6 +226,7 @@ class VMWorld:
                     "wait_p95": p95,
                     "wait_p99": p99,
                     "vm_seconds": self.controller.vm_seconds(now),
+                    "vm_seconds_cloud": self.cloud.vm_seconds(now),
                     "pending_pods": len(self.placement.pending) if self.placement is not None else 0,
                     "master_state": master_state,
                 },
@@ -217,14 +234,32 @@ class VMWorld:
             self._arrived_before = arrived
             self._completed_before = completed
 
+    def estimate(self, until: float) -> Estimate:
+        """What a run to ``until`` will cost (see :mod:`engine.core.budget`): arrivals at the pattern's peak rate."""
+        w, run, auto, platform = (self.sections[k] for k in ("workload", "run", "autoscaler", "platform"))
+        span = max(until - self.env.now, 0.0)
+        if w.pattern == "trace":
+            trace = self.jobs.arrivals.trace()
+            covered = span * w.trace_speedup
+            passes = covered / trace.span if w.trace_loop else min(covered, trace.span) / trace.span
+            jobs = trace.total * w.rate * passes
+            peak = jobs / span if span else 0.0
+        else:
+            peak = w.rate * peak_multiplier(w)
+            jobs = peak * span
+        workers = min(auto.MAX_WORKERS, math.ceil(peak * w.service_time / platform.worker_threads) + 1)
+        samples = span / run.sample_interval
+        heartbeats = (workers + 1) * span / platform.heartbeat_interval
+        memory = samples * BYTES_PER_SAMPLE + (jobs * BYTES_PER_JOB_ROW if run.record_jobs else 0.0)
+        return Estimate(until, jobs, samples, heartbeats, memory)
+
     # -- summary ----------------------------------------------------------------------------------------
     def summary(self, now: float) -> dict[str, Any]:
+        """Headline figures at ``now`` exactly (jobs counted up to ``now``, not at the last sample)."""
         rec = self.recorder
-        last = rec.count("samples") > 0
-
-        def final(column: str) -> Any:
-            return rec.column("samples", column)[-1] if last else 0
-
+        jobs = self.jobs
+        jobs.catch_up(now)
+        in_service = jobs.in_service(now)
         tl = np.asarray(rec.column("samples", "time_left"), dtype=float)
         lo = np.asarray(rec.column("samples", "band_low"), dtype=float)
         hi = np.asarray(rec.column("samples", "band_high"), dtype=float)
@@ -233,19 +268,31 @@ class VMWorld:
         actions = rec.column("decisions", "action")
         modes = self.sections["controller"]
         return {
-            "jobs_arrived": final("arrived_total"),
-            "jobs_completed": final("completed_total"),
-            "queue_at_end": final("queue_length"),
+            "jobs_arrived": jobs.arrived_total(now),
+            "jobs_completed": jobs.started - in_service,
+            "jobs_in_service": in_service,
+            "queue_at_end": jobs.queue_length(now),
             "wait_p50": self.waits.percentile(50),
             "wait_p95": self.waits.percentile(95),
             "wait_p99": self.waits.percentile(99),
             "vm_hours": self.controller.vm_seconds(now) / 3600.0,
+            "vm_hours_cloud": self.cloud.vm_seconds(now) / 3600.0,
             "policy": self.sections["policy"].kind,
             "scale_outs": actions.count("scale_out"),
             "scale_ins": actions.count("scale_in"),
             "master_recoveries": actions.count("master_recovery"),
             "share_outside_band": outside,
             "max_active_workers": max(rec.column("samples", "workers_active"), default=0),
+            "pods_pending": len(self.placement.pending) if self.placement is not None else 0,
+            "unplaceable": self._unplaceable(),
             "seed_exact": bool(modes.seed_exact),
             "extensions": json.dumps(modes.extensions_on),
         }
+
+    def _unplaceable(self) -> str:
+        """Why pods wait for a node, from the latest pending decision's breakdown ("" when none waits)."""
+        if self.placement is None or not self.placement.pending:
+            return ""
+        reasons = self.placement.pending_reasons()
+        shown = ", ".join(f"{reason} on {count} node(s)" for reason, count in reasons.items())
+        return f"no node can host the worker pod ({shown})" if shown else "no node can host the worker pod"

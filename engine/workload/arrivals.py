@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from engine.workload.params import WorkloadParams
+from engine.workload.traces.model import Trace
 from engine.workload.traces.replay import TraceCursor, load_trace
 
 WINDOW = 10.0
@@ -73,6 +74,10 @@ class ArrivalStream:
         self._cursor: TraceCursor | None = None  # the trace pattern's place in its trace
         if params.pattern == "trace":
             self._trace_cursor()  # read the trace now: a bad file fails at construction, not mid-run
+
+    def trace(self) -> Trace:
+        """The trace the pattern replays (the trace pattern only)."""
+        return self._trace_cursor().trace
 
     def _trace_cursor(self) -> TraceCursor:
         """The cursor of the selected trace, (re)loaded when the file, format or function changed."""

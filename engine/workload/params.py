@@ -11,6 +11,9 @@ import param
 
 from engine.core.params import ParamError, Section
 
+#: Most arrivals per second any pattern may ask for (rate x its peak multiple): beyond it a window's draw cannot be held.
+MAX_RATE = 1_000_000.0
+
 WORKLOAD_PATTERNS = ["constant", "poisson", "diurnal", "steps", "bursts", "trace"]
 TRACE_FORMATS = ["azure2019", "azure2021", "openb"]
 
@@ -116,12 +119,27 @@ class WorkloadParams(Section):
         steps = self.steps
         last = -math.inf
         for i, pair in enumerate(steps):
-            if not (isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(v, int | float) for v in pair)):
-                raise ParamError(f"workload.steps[{i}]", f"{pair!r} is not allowed; allowed: [time, rate multiple] numbers")
+            numbers = (
+                isinstance(pair, list | tuple)
+                and len(pair) == 2
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
+            )
+            if not numbers or not all(math.isfinite(v) for v in pair):
+                raise ParamError(f"workload.steps[{i}]", f"{pair!r} is not allowed; allowed: [time, rate multiple], finite numbers")
             t, m = pair
             if t < 0 or m < 0 or t <= last:
                 raise ParamError(f"workload.steps[{i}]", f"{pair!r} is not allowed; allowed: times >= 0 increasing, multiples >= 0")
+            if m * self.rate > MAX_RATE:
+                raise ParamError(
+                    f"workload.steps[{i}]",
+                    f"multiple {m:g} x rate {self.rate:g} = {m * self.rate:.3g} arrivals/s; allowed: at most {MAX_RATE:,.0f} arrivals/s",
+                )
             last = t
+        if self.pattern == "bursts" and self.burst_factor * self.rate > MAX_RATE:
+            raise ParamError(
+                "workload.burst_factor",
+                f"{self.burst_factor:g} x rate {self.rate:g} = {self.burst_factor * self.rate:.3g} arrivals/s; allowed: at most {MAX_RATE:,.0f} arrivals/s",
+            )
         if self.burst_duration > self.burst_every:
             raise ParamError(
                 "workload.burst_duration",

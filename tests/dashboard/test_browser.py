@@ -302,10 +302,15 @@ def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served
     page, d = served.page, served.dashboard
     sim = d.session.sim
     # the original only stops creating at the cap: switch seed-exact mode off and both cap extensions on, in the page
+    # (paused meanwhile, so that the start-up backlog is still to come on a loaded machine)
+    d.session.playing = False
     page.locator(".card-title", has_text="Controller: seed-exact mode").first.click()
     for name in ("seed_exact", "drain_above_cap", "cap_resumes"):
-        page.locator(f".ctl-live-controller-{name} input[type=checkbox]").first.click()
+        box = page.locator(f".ctl-live-controller-{name} input[type=checkbox]").first
+        expect(box).to_be_enabled(timeout=10000)  # the extensions unlock once seed_exact is off (a server round trip)
+        box.click()
     wait_until(lambda: d.session.sim.sections["controller"].extensions_on == ["drain_above_cap", "cap_resumes"], page, timeout=5000)
+    d.session.playing = True
     served.button("Reset").click()  # from t=0 with the extensions on: the start-up backlog scales out past the coming cap
     wait_until(lambda: d.session.sim is not sim and d.session.sim.now > 0, page, timeout=10000)
     sim = d.session.sim

@@ -464,3 +464,33 @@ def test_stop_releases_the_simulations_and_every_plots_data():
     d.stop()
     assert d.session.sim is None and d.compare.pair is None
     assert d.views.streams["live"].rows() == 0
+
+
+RECORDINGS = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "bad" / "recordings"
+
+
+def test_every_bad_uploaded_recording_shows_one_line_with_its_file_name_and_the_session_keeps_running():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    sim = d.session.sim
+    names = sorted(p.name for p in RECORDINGS.glob("*.json") if p.name != "good.json")
+    assert len(names) >= 12
+    for name in names:
+        before = sim.now
+        d.replay.filename = name
+        d.replay.value = (RECORDINGS / name).read_bytes()
+        assert d.fault_alert.visible and d.fault_alert.object.startswith(f"Recording not loaded: {name}: "), (name, d.fault_alert.object)
+        assert "\n" not in d.fault_alert.object and "Traceback" not in d.fault_alert.object
+        assert d.session.sim is sim, name  # nothing half-loaded
+        d.session.tick(0.5)
+        assert sim.now > before
+
+
+def test_the_good_recording_of_the_corpus_loads_into_the_dashboard():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.replay.filename = "good.json"
+    d.replay.value = (RECORDINGS / "good.json").read_bytes()
+    assert not d.fault_alert.visible and d.session.sim.now == 300.0 and d.session.scenario == "edge"

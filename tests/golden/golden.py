@@ -157,6 +157,7 @@ def legacy_tables(sim) -> dict[str, pd.DataFrame]:
     decisions = sim.decisions()
     decisions["desired"] = decisions["desired"].fillna(-1).astype("int64")
     events = sim.events()
+    events = events[events["kind"] != "alert"]  # a kind added after the capture (the controller's dead end, shown)
     placements = sim.frame("placements") if "placements" in sim.tables else None
     nodes = sim.frame("nodes") if "nodes" in sim.tables else None
     node_index = {} if nodes is None else dict(zip(nodes["node"], nodes["node_index"], strict=True))

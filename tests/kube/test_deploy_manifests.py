@@ -11,12 +11,14 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 SCHEDULER = "skippy-scheduler"
-# (apiGroup, resource, verb): get/list/watch nodes and pods; create bindings; create/patch events in both groups
+# (apiGroup, resource, verb): list/watch nodes, get/list/watch pods; create pods/binding; create/patch core/v1 events.
+# These are the calls engine/kube/daemon.py makes (test_the_daemon_makes_only_the_granted_calls... checks it).
 EXPECTED_GRANTS = {
-    *((g, r, v) for g in [""] for r in ("nodes", "pods") for v in ("get", "list", "watch")),
+    ("", "nodes", "list"),
+    ("", "nodes", "watch"),
+    *(("", "pods", v) for v in ("get", "list", "watch")),
     ("", "pods/binding", "create"),
-    ("", "bindings", "create"),
-    *((g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")),
+    *(("", "events", v) for v in ("create", "patch")),
 }
 
 
@@ -135,3 +137,33 @@ def test_example_pod_is_seen_by_a_scheduler_watching_its_name(apiserver, core_v1
     core_v1.create_namespaced_pod(pod["metadata"]["namespace"], pod)
     selected = core_v1.list_pod_for_all_namespaces(field_selector=f"spec.schedulerName={SCHEDULER},spec.nodeName=")
     assert [p.metadata.name for p in selected.items] == [pod["metadata"]["name"]]
+
+
+def _grant(method: str, path: str, query: dict) -> tuple[str, str, str]:
+    """The RBAC (apiGroup, resource, verb) a request to the core API needs."""
+    parts = path.strip("/").split("/")  # api, v1, [namespaces, ns,] resource[, name[, subresource]]
+    assert parts[:2] == ["api", "v1"], path
+    rest = parts[4:] if parts[2] == "namespaces" else parts[2:]
+    resource = rest[0] + (f"/{rest[2]}" if len(rest) > 2 else "")
+    if method == "GET":
+        verb = "get" if len(rest) > 1 else "watch" if query.get("watch") == "true" else "list"
+    else:
+        verb = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}[method]
+    return "", resource, verb
+
+
+def test_the_daemon_makes_only_the_granted_calls_and_needs_each_of_them(apiserver):
+    """Every request the daemon sends maps to a grant of the ClusterRole, and every grant is used by some request."""
+    from kube_objects import make_node, make_pod
+    from test_daemon import events_for, poll, running, wait_bound
+
+    apiserver.add_node(make_node("node-a", cpu="2", memory="4Gi"))
+    apiserver.add_pod(make_pod("too-big", cpu="8"))
+    with running(apiserver, request_timeout=0.3, retry_interval=0.3):
+        apiserver.delay_next(r"/binding$", 0.6, method="POST")  # times out: the pod is read back (get)
+        apiserver.add_pod(make_pod("slow"))
+        assert wait_bound(apiserver, "slow") == "node-a"
+        assert apiserver.wait_until(lambda s: (events_for(s, "too-big", "FailedScheduling") or [{}])[0].get("count", 0) >= 2, 5)  # patch
+        assert poll(lambda: any(r.method == "GET" and r.path.endswith("/pods/slow") for r in apiserver.requests))
+    used = {_grant(r.method, r.path, r.query) for r in apiserver.requests if r.path != "/version"}
+    assert used == EXPECTED_GRANTS

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.cluster.constraints import TAINT_EFFECTS, Taint
 from engine.cluster.files import CLUSTER_DIR
 from engine.cluster.model import (
     ARCH,
@@ -44,16 +45,21 @@ _ALLOWED = {
     "cpu": "e.g. 4, 3920m, 0.5",
     "memory": "e.g. 16393856Ki, 16Gi, 512Mi, 1G, 1e9 or bytes",
     KUBE_GPU: "a whole number, e.g. 1 or 4",
+    "pods": "a whole number of pods, e.g. 110",
 }
 
 
-class KubeNodesError(ValueError):
-    """A node dump that cannot be imported; the message names the file, the item (index and node name),
-    the field and what is allowed."""
+class KubeObjectError(ValueError):
+    """A Kubernetes object (from a dump or the API) that cannot be used; the message names the source (a file,
+    or the API call), the item (index and object name), the field and what is allowed."""
 
     def __init__(self, path: Path | str, item: str, field: str, message: str):
         self.path, self.item, self.field = str(path), item, field
         super().__init__(": ".join(part for part in (self.path, item, field, message) if part))
+
+
+class KubeNodesError(KubeObjectError):
+    """A node (in a ``kubectl get nodes -o json`` dump or from the API) that cannot be imported."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,9 @@ class KubeNode:
     labels: Mapping[str, str]
     schedulable: bool
     images: tuple[tuple[tuple[str, ...], int], ...]  # (names, sizeBytes) per entry of status.images
+    taints: tuple[Taint, ...] = ()  # spec.taints, every effect (the scheduler filters on NoSchedule / NoExecute)
+    max_pods: int = 0  # status.allocatable.pods (0: not given)
+    node_labels: Mapping[str, str] = field(default_factory=dict)  # metadata.labels as they are (for nodeSelector)
 
 
 def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
@@ -77,36 +86,37 @@ def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     return filecache.cached("kube_nodes", Path(path).resolve(), (), lambda: _read_kube_nodes(path))
 
 
-def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
+def read_kube_items(path: Path | str, kind: str, error: type[KubeObjectError], command: str, allow_empty: bool) -> list[tuple[str, Any]]:
+    """The objects of a ``kubectl get ... -o json`` dump as (where, object) pairs: a v1 ``List`` (or ``<kind>List``)
+    of ``items``, or one object of ``kind``. Raises ``error`` naming the file for anything else."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise KubeNodesError(
-            path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file"
-        ) from None
+        raise error(path, "", "", f"cannot be read ({getattr(e, 'strerror', None) or e}); allowed: a readable UTF-8 JSON file") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise KubeNodesError(
-            path, "", "", f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); allowed: the output of kubectl get nodes -o json"
-        ) from None
-    if isinstance(doc, dict) and doc.get("kind") == "Node":
-        items: list[tuple[str, Any]] = [("node", doc)]
-    elif isinstance(doc, dict) and isinstance(doc.get("items"), list) and doc.get("kind", "List") in ("List", "NodeList"):
+        raise error(path, "", "", f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); allowed: the output of {command}") from None
+    if isinstance(doc, dict) and doc.get("kind") == kind:
+        return [(kind.lower(), doc)]
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list) and doc.get("kind", "List") in ("List", f"{kind}List"):
         items = [(f"items[{k}]", item) for k, item in enumerate(doc["items"])]
-    else:
-        raise KubeNodesError(
-            path,
-            "",
-            "top level",
-            "neither a List with items nor a Node; allowed: the output of kubectl get nodes -o json (kind List or NodeList, or a single kind Node)",
-        )
-    if not items:
-        raise KubeNodesError(path, "", "items", "empty; allowed: at least one Node")
+        if not items and not allow_empty:
+            raise error(path, "", "items", f"empty; allowed: at least one {kind}")
+        return items
+    raise error(
+        path,
+        "",
+        "top level",
+        f"neither a List with items nor a {kind}; allowed: the output of {command} (kind List or {kind}List, or a single kind {kind})",
+    )
+
+
+def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     nodes: list[KubeNode] = []
     seen: dict[str, str] = {}
-    for where, item in items:
-        record = _kube_node(path, where, item)
+    for where, item in read_kube_items(path, "Node", KubeNodesError, "kubectl get nodes -o json", allow_empty=False):
+        record = parse_kube_node(path, where, item)
         if record.name in seen:
             raise KubeNodesError(
                 path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names"
@@ -116,7 +126,10 @@ def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
     return tuple(nodes)
 
 
-def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
+def parse_kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
+    """One Node object (wire format, as in a dump or an API response) checked and converted; ``path`` names the
+    source (a file, or the API) and ``where`` the item in error messages. Raises :class:`KubeNodesError`."""
+
     def fail(field: str, message: str) -> KubeNodesError:
         return KubeNodesError(path, where, field, message)
 
@@ -197,10 +210,14 @@ def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
     unschedulable = spec.get("unschedulable", False)
     if not isinstance(unschedulable, bool):
         raise fail("spec.unschedulable", f"{unschedulable!r} is not allowed; allowed: true or false")
-    taints = spec.get("taints") or []
-    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
-        raise fail("spec.taints", "not a list of objects; allowed: [{key, effect}, ...]")
-    cordoned = unschedulable or any(t.get("key") == UNSCHEDULABLE_TAINT and t.get("effect") == "NoSchedule" for t in taints)
+    taints = _taints(spec.get("taints"), fail)
+    cordoned = unschedulable or any(t.key == UNSCHEDULABLE_TAINT and t.effect == "NoSchedule" for t in taints)
+    pods, field = resource("pods", False)
+    max_pods = 0
+    if pods is not None:
+        if pods < 0 or pods.denominator != 1 or pods > _INT64_MAX:
+            raise fail(field, f"{float(pods):g} is not allowed; allowed: {_ALLOWED['pods']}")
+        max_pods = int(pods)
 
     images = []
     entries = status.get("images") or []
@@ -214,7 +231,27 @@ def _kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise fail(f"status.images[{j}].sizeBytes", f"{size!r} is not allowed; allowed: a whole number of bytes >= 0")
         images.append((tuple(names), size))
-    return KubeNode(name, cpu_millis, memory_bytes, gpus, out, not cordoned, tuple(images))
+    return KubeNode(name, cpu_millis, memory_bytes, gpus, out, not cordoned, tuple(images), taints, max_pods, dict(labels))
+
+
+def _taints(value: Any, fail: Callable[[str, str], KubeObjectError]) -> tuple[Taint, ...]:
+    """``spec.taints`` checked: a list of {key, value, effect} with a known effect."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise fail("spec.taints", "not a list of objects; allowed: [{key, value, effect}, ...]")
+    taints = []
+    for j, taint in enumerate(value):
+        where = f"spec.taints[{j}]"
+        key, text, effect = taint.get("key"), taint.get("value") or "", taint.get("effect")
+        if not isinstance(key, str) or not key:
+            raise fail(f"{where}.key", f"{key!r} is not allowed; allowed: a non-empty string")
+        if not isinstance(text, str):
+            raise fail(f"{where}.value", f"{text!r} is not allowed; allowed: a string")
+        if effect not in TAINT_EFFECTS:
+            raise fail(f"{where}.effect", f"{effect!r} is not allowed; allowed: {', '.join(TAINT_EFFECTS)}")
+        taints.append(Taint(key, text, effect))
+    return tuple(taints)
 
 
 def registry_image(registry: ContainerRegistry, name: str) -> str | None:
@@ -246,8 +283,10 @@ def kube_nodes(
     ``locality.skippy.io/type`` (default cloud); node class from the instance type (default ``k8s-node``);
     ``capability.skippy.io/*``, ``data.skippy.io/storage`` and ``nvidia.com/gpu.product`` are kept, and a
     node with GPUs gets ``capability.skippy.io/nvidia-gpu=true``. A cordoned node (``spec.unschedulable`` or
-    the ``node.kubernetes.io/unschedulable:NoSchedule`` taint) is not schedulable; other taints are not
-    modelled. ``status.images`` names that refer to registry images fill the node's image cache (their
+    the ``node.kubernetes.io/unschedulable:NoSchedule`` taint) is not schedulable; every taint is kept on its
+    node (``NoSchedule`` / ``NoExecute`` ones keep off pods that do not tolerate them, see
+    :mod:`engine.scheduling.taint_toleration`), and ``status.allocatable.pods`` is the node's pod limit.
+    ``status.images`` names that refer to registry images fill the node's image cache (their
     pull cost comes from the registry's per-arch size; other images are ignored).
 
     A dump says nothing about links: registry bandwidth is 10 Gbit/s (100 Mbit/s for edge nodes), storage
@@ -264,12 +303,7 @@ def kube_nodes(
         labels = dict(record.labels)
         if not storage:
             labels.pop(STORAGE, None)
-        mbps = KUBE_EDGE_MBPS if labels[LOCALITY] == "edge" else KUBE_CLOUD_MBPS
-        specs.append(
-            NodeSpec(
-                record.name, record.cpu_millis, record.memory, labels, speed=1.0, gpus=float(record.gpus), registry_bandwidth=mbps * MBIT
-            )
-        )
+        specs.append(kube_node_spec(record, labels))
     if storage and not any(STORAGE in s.labels for s in specs):
         name = "kube-storage"
         while any(s.name == name for s in specs):
@@ -284,6 +318,30 @@ def kube_nodes(
                 image = registry_image(registry, name)
                 if image is not None:
                     cluster.cache_image(image, i)
+    set_kube_storage_links(cluster)
+    return cluster
+
+
+def kube_node_spec(record: KubeNode, labels: Mapping[str, str]) -> NodeSpec:
+    """A Kubernetes node as the cluster model's :class:`NodeSpec` with ``labels``: its capacity, GPUs, taints and pod
+    limit; registry link 10 Gbit/s (100 Mbit/s for an edge node), speed 1.0 (a node object says nothing of either)."""
+    mbps = KUBE_EDGE_MBPS if labels.get(LOCALITY) == "edge" else KUBE_CLOUD_MBPS
+    return NodeSpec(
+        record.name,
+        record.cpu_millis,
+        record.memory,
+        dict(labels),
+        speed=1.0,
+        gpus=float(record.gpus),
+        registry_bandwidth=mbps * MBIT,
+        taints=record.taints,
+        max_pods=record.max_pods,
+    )
+
+
+def set_kube_storage_links(cluster: Cluster) -> None:
+    """Storage links of a Kubernetes cluster: 10 Gbit/s within a zone, 5 Gbit/s within a region, 1 Gbit/s across,
+    never above an edge node's registry uplink."""
     region, zone = cluster.label_column(REGION), cluster.label_column(ZONE)
     s = cluster.storage_nodes
     same_zone = (zone[s][:, None] == zone[None, :]) & (zone[None, :] != "")
@@ -292,4 +350,3 @@ def kube_nodes(
     edge = cluster.label_equals(LOCALITY, "edge")
     bw = np.minimum(bw, np.where(edge, cluster.registry_bandwidth, np.inf)[None, :])
     cluster.set_storage_bandwidth(bw, bw.copy())
-    return cluster

@@ -22,6 +22,8 @@ from engine.workload.traces.common import (
 from engine.workload.traces.model import MinuteCounts, PercentileDurations
 
 AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
+#: Most invocations a minute may hold (a million a second): beyond it the arrival buffer could not be held.
+MAX_PER_MINUTE = 60_000_000
 
 
 def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCounts:
@@ -47,12 +49,16 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     sub = df.iloc[rows]
     # vectorised check of the whole block first; locate the offending cell only on error
     block = sub[minute_cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    ok = np.isfinite(block) & (block >= 0) & (block == np.round(block))
+    ok = np.isfinite(block) & (block >= 0) & (block == np.round(block)) & (block <= MAX_PER_MINUTE)
     if not ok.all():
         r, c = map(int, np.argwhere(~ok)[0])
         col = minute_cols[c]
         cell = sub[col].iloc[r]
         v = block[r, c]
+        if np.isfinite(v) and v > MAX_PER_MINUTE:
+            raise TraceError(
+                path, f"line {rows[r] + 2}, column {col!r}", f"{v:.3g} invocations in one minute; allowed: at most {MAX_PER_MINUTE:,.0f}"
+            )
         if np.isfinite(v) and v < 0:
             what = f"{v:g} is negative"
         else:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import logging
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,20 +46,76 @@ def resolve_trace_path(name: str | Path) -> Path:
     return p if p.is_absolute() else TRACE_DIR / p
 
 
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _header(path: Path, field_name: str) -> list[str]:
+    """The header line's column names (stripped), or a TraceError for a binary file, no header or duplicate names."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+    except OSError as e:
+        raise TraceError(path, "", f"cannot be read ({e.strerror or e}); allowed: a readable CSV file", field_name) from None
+    if b"\x00" in first:
+        raise TraceError(path, "line 1", "holds NUL bytes (a binary file?); allowed: a CSV text file", field_name)
+    try:
+        text = first.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TraceError(path, "line 1", f"not UTF-8 (byte 0x{first[e.start]:02x}); allowed: a UTF-8 CSV file", field_name) from None
+    names = [c.strip() for c in next(csv.reader([text]), [])]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise TraceError(
+                path,
+                f"line 1, column {name!r}",
+                f"appears twice (columns {seen[name] + 1} and {i + 1}); allowed: each column once",
+                field_name,
+            )
+        seen[name] = i
+    return names
+
+
 def _read_csv(path: Path, text_columns: Sequence[str] = (), field_name: str = FIELD_FILE) -> pd.DataFrame:
+    """A trace CSV read by header name, refusing what would be misread silently: duplicate columns, rows with more
+    or fewer fields than the header, the header repeated as a data row, non-UTF-8 or binary content."""
     if not path.is_file():
         raise TraceError(path, "", "no such file; allowed: a CSV file, relative to data/traces or absolute", field_name)
+    names = _header(path, field_name)
     try:
-        df = pd.read_csv(path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""], skipinitialspace=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""], skipinitialspace=True, index_col=False
+            )
     except pd.errors.EmptyDataError:
         raise TraceError(path, "", "the file is empty; allowed: a CSV file with a header line and at least one row", field_name) from None
+    except pd.errors.ParserWarning:  # every data row has more fields than the header
+        raise TraceError(path, "line 2", f"more fields than the header's {len(names)}; allowed: one field per column", field_name) from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        match = _FIELDS.search(str(e))
+        if match:
+            want, line, got = match.groups()
+            raise TraceError(
+                path, f"line {line}", f"{got} fields where the header has {want}; allowed: one field per column", field_name
+            ) from None
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TraceError(path, "", f"not a readable CSV file ({first})", field_name) from None
     df.columns = [str(c).strip() for c in df.columns]
     if len(df) == 0:
         raise TraceError(path, "", "empty trace: the file has a header but no rows; allowed: at least one row", field_name)
+    _no_repeated_header(df, path, field_name)
     return df
+
+
+def _no_repeated_header(df: pd.DataFrame, path: Path, field_name: str) -> None:
+    """A data row whose every cell is its column's name is the header again (a concatenated file)."""
+    first = df.iloc[:, 0].astype(str).str.strip().to_numpy() == df.columns[0]
+    for row in np.flatnonzero(first):  # candidates only: a full comparison of a wide file costs seconds
+        cells = [str(v).strip() for v in df.iloc[row].tolist()]
+        if cells == list(df.columns):
+            line = int(row) + 2
+        raise TraceError(path, f"line {line}", "repeats the header (two files joined?); allowed: the header once, on line 1", field_name)
 
 
 def _require(df: pd.DataFrame, path: Path, columns: Sequence[str], fmt: str) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.core import filecache
 from engine.core.params import ParamError
-from engine.workload.params import TRACE_FORMATS, WorkloadParams
+from engine.workload.params import MAX_RATE, TRACE_FORMATS, WorkloadParams
 from engine.workload.traces.azure2019 import azure2019_durations_path, read_azure2019_durations, read_azure2019_invocations
 from engine.workload.traces.azure2021 import read_azure2021
 from engine.workload.traces.common import MIN_SERVICE, MINUTE, TRACE_DIR, TraceError, _frozen, resolve_trace_path
@@ -33,9 +33,27 @@ def check_files(params: WorkloadParams) -> None:
     if not path.is_file():
         raise ParamError("workload.trace_file", f"{path}: no such file; allowed: a CSV path relative to {TRACE_DIR} or absolute")
     if params.pattern == "trace":
-        load_trace(params.trace_file, params.trace_format, params.trace_function)
+        trace = load_trace(params.trace_file, params.trace_format, params.trace_function)
+        peak = peak_rate(trace) * params.trace_speedup * params.rate
+        if peak > MAX_RATE:
+            raise ParamError(
+                "workload.trace_speedup",
+                f"{trace.source}: replayed {params.trace_speedup:g}x faster at rate {params.rate:g} the trace peaks at {peak:.3g} arrivals/s; "
+                f"allowed: at most {MAX_RATE:,.0f} arrivals/s",
+            )
     if params.trace_service:
         load_durations(params.trace_file, params.trace_format, params.trace_function)
+
+
+def peak_rate(trace: Trace, window: float = 10.0) -> float:
+    """The trace's highest arrival rate per trace second: over its busiest bin, or its busiest ``window`` of events."""
+    if trace.counts is not None:
+        return float(trace.counts.max()) / trace.bin_seconds if len(trace.counts) else 0.0
+    times = trace.times
+    if len(times) == 0:
+        return 0.0
+    ends = np.searchsorted(times, times + window, side="left")
+    return float((ends - np.arange(len(times))).max()) / window
 
 
 def clear_cache() -> None:

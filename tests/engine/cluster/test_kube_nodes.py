@@ -254,6 +254,27 @@ def test_the_cordoned_node_never_receives_a_pod():
     assert svc.cluster.cpu_free[cordoned] == svc.cluster.cpu_capacity[cordoned]
 
 
+def test_taints_and_pod_limits_are_imported_and_hard_taints_keep_workers_off(tmp_path):
+    def placed_on(path) -> set[str]:
+        svc = PlacementService(
+            ClusterParams(topology="kube_nodes", kube_nodes_file=str(path)), SchedulerParams(mode="kube"), np.random.default_rng(3)
+        )
+        return {p.node for vm in range(60) if (p := svc.request(vm, float(vm))) is not None}
+
+    doc = _sample()
+    first, fourth = (doc["items"][k]["metadata"]["name"] for k in (0, 3))
+    assert {first, fourth} <= placed_on(_write(tmp_path, doc, "plain.json"))  # untainted, both take workers
+    doc["items"][0]["spec"]["taints"] = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]
+    doc["items"][3]["spec"]["taints"] = [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]
+    path = _write(tmp_path, doc)
+    c = kube_nodes(path)
+    assert [str(t) for t in c.taints[0]] == ["dedicated=ml:NoSchedule"]
+    assert [str(t) for t in c.taints[5]] == ["nvidia.com/gpu=present:PreferNoSchedule"]  # kept, but only scores in Kubernetes
+    assert c.pod_capacity[0] == 58 and c.schedulable[0]  # a taint is not a cordon
+    placed = placed_on(path)
+    assert placed and not {first, fourth} & placed
+
+
 # ------------------------------------------------------------------------------------------- bad files
 
 
@@ -323,6 +344,15 @@ N3 = r"items\[3\] \(ip-10-0-2-14\.eu-central-1\.compute\.internal\)"
             r"items\[4\] \([^)]*\): spec\.unschedulable: 'yes' is not allowed; allowed: true or false",
         ),
         (_set("items/4/spec/taints", {"key": "x"}), r"items\[4\] \([^)]*\): spec\.taints: not a list of objects"),
+        (
+            _set("items/4/spec/taints", [{"key": "x", "effect": "NoEntry"}]),
+            r"items\[4\] \([^)]*\): spec\.taints\[0\]\.effect: 'NoEntry' is not allowed; allowed: NoSchedule, PreferNoSchedule, NoExecute",
+        ),
+        (_set("items/4/spec/taints", [{"effect": "NoSchedule"}]), r"items\[4\] \([^)]*\): spec\.taints\[0\]\.key: None is not allowed"),
+        (
+            _set("items/3/status/allocatable/pods", "1.5"),
+            N3 + r": status\.allocatable\.pods: 1\.5 is not allowed; allowed: a whole number of pods",
+        ),
         (
             _set("items/0/status/images/0/sizeBytes", -1),
             r"items\[0\] \([^)]*\): status\.images\[0\]\.sizeBytes: -1 is not allowed; allowed: a whole number",

@@ -34,8 +34,11 @@ def test_run_writes_parquet_that_reads_back_identical(tmp_path):
     events = pd.read_parquet(out / "events.parquet")
     assert {"time", "kind", "vm", "vm_type", "command", "rule", "node", "reason", "value"} <= set(events.columns)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["jobs_completed"] == samples.completed_total.iloc[-1]
-    rep = _run("replay", str(out / "recording.json"))
+    # counted at the run's end (900 s), not at the last sample (895 s)
+    assert summary["simulated_seconds"] == 900.0 and samples.time.iloc[-1] == 895.0
+    assert summary["jobs_completed"] >= samples.completed_total.iloc[-1] and summary["jobs_arrived"] >= samples.arrived_total.iloc[-1]
+    assert summary["jobs_arrived"] == summary["jobs_completed"] + summary["jobs_in_service"] + summary["queue_at_end"]
+    rep = _run("replay", str(out / "session.scalelab"), "--verify")
     assert rep.returncode == 0, rep.stderr
     assert "reproduces" in rep.stdout
 

@@ -21,7 +21,7 @@ def modes(**values) -> ControllerParams:
 def test_seed_exact_is_the_default_and_refuses_the_extensions():
     p = ControllerParams()
     assert p.seed_exact and not p.drain_above_cap and not p.cap_resumes and p.extensions_on == []
-    for name in ("drain_above_cap", "cap_resumes"):
+    for name in ("drain_above_cap", "cap_resumes", "resume_when_stuck", "resume_timeout"):
         with pytest.raises(ParamError, match=rf"^controller\.{name}: is an extension of the seed .*seed_exact false first"):
             ControllerParams(**{name: True}).check()
         ControllerParams(seed_exact=False, **{name: True}).check()

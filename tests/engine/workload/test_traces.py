@@ -365,7 +365,7 @@ def test_trace_service_drives_the_job_flow():
     flow = JobFlow(ArrivalStream(wp, np.random.default_rng(1)), ServiceTimes(wp, np.random.default_rng(2)), record_jobs=True)
     flow.add_threads(WorkerSlot(0), 64, 0.0)
     flow.catch_up(600.0)
-    jobs = pd.DataFrame(flow.rows, columns=["job", "arrival", "start", "end", "worker", "aborted"])
+    jobs = pd.DataFrame(flow.rows, columns=["job", "arrival", "start", "end", "worker", "aborted", "left"])
     service = (jobs["end"] - jobs["start"]).to_numpy()
     table = replay.load_durations(A19, "azure2019", F3).table[0]
     assert service.min() >= common.MIN_SERVICE and service.max() <= table[-1] + 1e-9

@@ -1,0 +1,5 @@
+import sys
+
+from engine.kube.cli import main
+
+sys.exit(main())

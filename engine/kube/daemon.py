@@ -1,0 +1,580 @@
+"""The scheduler daemon: the seed's ``main()`` loop, grown into a scheduler that survives what clusters do.
+
+Threads: one *reflector* per resource (nodes, pods in every namespace) lists it, then watches from the list's
+resourceVersion (bookmarks on, ``timeoutSeconds`` per watch) and hands every object to the main loop through
+one queue; the main loop (the caller's thread, :meth:`SchedulerDaemon.run`) applies them to a
+:class:`~engine.kube.state.ClusterState` and places the queued pods one by one; the HTTP probe serves
+``/healthz`` and ``/readyz``. Only the main loop touches the state.
+
+What it survives:
+
+* a watch that expires (410 Gone, as an ERROR event or a status): relist, then watch from the new version;
+  a watch that ends (server timeout): watch again from the last version seen (bookmarks included);
+* API errors and timeouts on lists and watches: back off (doubling up to ``backoff_max``) and retry; on a
+  binding: the POST may have applied, so the pod is read back; bound to our node counts as bound, bound
+  elsewhere (409 Conflict) drops it, anything else is retried after a back-off;
+* malformed objects and lines: logged and skipped (the client hands out raw objects here, so a pod the
+  client's models would reject does not end the stream); an exception while applying one event is logged
+  and the loop goes on;
+* SIGTERM (through :meth:`SchedulerDaemon.stop`): the binding in progress completes, then the watches are
+  cut, every thread is joined, and :meth:`run` returns.
+
+For every queued pod (Pending, unbound, naming ``scheduler_name``, in ``namespace``) it creates the
+``Binding`` and a ``Scheduled`` Event with the score summary, or a ``FailedScheduling`` Event with the
+reasons; a pod that fits nowhere is tried again when the cluster changes (a node added or changed, a pod
+gone) and every ``retry_interval`` seconds. Repeated identical FailedScheduling events are one Event with a
+growing ``count``, as kube's event recorder does. ``dry_run`` decides and logs, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import socket
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import urllib3
+from kubernetes import client, watch
+from kubernetes.client.exceptions import ApiException
+
+from engine.cluster.importers.kube import KubeObjectError, parse_kube_node
+from engine.cluster.importers.kube_snapshot import KubePod, parse_kube_pod
+from engine.kube.explain import failure_message, score_summary
+from engine.kube.probe import HealthProbe
+from engine.kube.state import ClusterState
+from engine.scheduling.framework import PlacementDecision
+from engine.scheduling.params import SchedulerParams
+
+log = logging.getLogger("engine.kube")
+
+#: Seconds without a turn of the main loop (it turns at least once a second, and once per pod placed) before
+#: /healthz fails; twice --request-timeout when that is longer, since a turn may wait out slow API calls.
+LIVENESS_STALE = 30.0
+_NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
+_EVENT_MESSAGE_MAX = 1024  # what kube's event recorder keeps of a message
+
+
+@dataclass
+class DaemonOptions:
+    """How the daemon runs (``python -m engine.kube serve`` sets each from its option of the same name)."""
+
+    scheduler_name: str | None = "skippy-scheduler"  # None: place every pod, whatever its spec.schedulerName
+    namespace: str | None = None  # None: pods of every namespace
+    dry_run: bool = False
+    bind_address: str = "0.0.0.0"
+    health_port: int | None = 10251  # 0: any free port; None: no probe
+    watch_timeout: int = 300
+    request_timeout: float = 30.0
+    retry_interval: float = 300.0
+    backoff_initial: float = 0.5
+    backoff_max: float = 60.0
+    instance: str = field(default_factory=socket.gethostname)
+
+    @property
+    def component(self) -> str:
+        """The name Events are reported under."""
+        return self.scheduler_name or "skippy-scheduler"
+
+
+class Backoff:
+    """Doubling delays from ``initial`` up to ``maximum``; :meth:`reset` after a success."""
+
+    def __init__(self, initial: float, maximum: float):
+        self.initial, self.maximum = initial, maximum
+        self._next = initial
+
+    def next(self) -> float:
+        delay, self._next = self._next, min(self._next * 2, self.maximum)
+        return delay
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A reflector listed its resource: every object, at ``version``."""
+
+    kind: str
+    items: list
+    version: str
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A reflector's watch delivered an ADDED / MODIFIED / DELETED event."""
+
+    kind: str
+    type: str
+    obj: dict
+
+
+def _shutdown(resp: Any) -> None:
+    """Cut a streaming response from another thread (its reader then sees the end of the stream)."""
+    try:
+        resp.shutdown()
+    except Exception:  # noqa: BLE001  (already closed, or not a socket any more)
+        pass
+
+
+class Reflector:
+    """Lists one resource, then watches it from the list's version, feeding ``out``; relists after 410 Gone."""
+
+    def __init__(self, kind: str, list_call: Any, out: queue.Queue, stop: threading.Event, options: DaemonOptions):
+        self.kind = kind
+        self._list_call = list_call
+        self._out = out
+        self._stop = stop
+        self._options = options
+        self._lock = threading.Lock()
+        self._resp: Any = None
+        self.watch_opened = False
+        self.lists = 0  # how many times it listed (1 + relists)
+        self.thread = threading.Thread(target=self._run, name=f"reflector-{kind}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Cut the open watch (the caller sets the shared stop event first)."""
+        with self._lock:
+            resp = self._resp
+        if resp is not None:
+            _shutdown(resp)
+
+    def _run(self) -> None:
+        backoff = Backoff(self._options.backoff_initial, self._options.backoff_max)
+        version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if version is None:
+                    version = self._list()
+                started = time.monotonic()
+                version, seen = self._watch(version)
+                if seen or time.monotonic() - started >= 1.0:
+                    backoff.reset()
+                elif not self._stop.is_set():
+                    self._stop.wait(backoff.next())  # a server closing watches at once must not make us spin
+            except ApiException as e:
+                if self._stop.is_set():
+                    break
+                if e.status == 410:
+                    log.info("%s: watch expired (410 Gone); relisting", self.kind)
+                    version = None
+                    continue
+                delay = backoff.next()
+                log.warning("%s: API error %s (%s); retrying in %.1f s", self.kind, e.status, (e.reason or "").strip(), delay)
+                self._stop.wait(delay)
+            except Exception as e:  # noqa: BLE001  (timeouts, refused connections, a stream the client cannot read)
+                if self._stop.is_set():
+                    break
+                delay = backoff.next()
+                log.warning("%s: %s: %s; retrying in %.1f s", self.kind, type(e).__name__, e, delay)
+                self._stop.wait(delay)
+
+    def _list(self) -> str:
+        resp = self._list_call(_preload_content=False, _request_timeout=self._options.request_timeout)
+        try:
+            doc = json.loads(resp.data)
+        finally:
+            resp.release_conn()
+        if not isinstance(doc, dict) or not isinstance(doc.get("items", []), list):
+            raise ValueError(f"the {self.kind} list is not a List object")
+        version = str((doc.get("metadata") or {}).get("resourceVersion") or "")
+        self.lists += 1
+        self._out.put(Listed(self.kind, doc.get("items") or [], version))
+        log.debug("%s: listed %d at resourceVersion %s", self.kind, len(doc.get("items") or []), version)
+        return version
+
+    def _watch(self, version: str) -> tuple[str, int]:
+        """One watch from ``version``; returns the version to resume from and how many events came."""
+
+        # No docstring and no return annotation on purpose: Watch.stream then hands out the raw objects
+        # (``raw_object``) instead of deserialising them into models that may reject a malformed one.
+        def watch_call(**kwargs):
+            resp = self._list_call(**kwargs)
+            with self._lock:
+                self._resp = resp
+                stopping = self._stop.is_set()
+            if stopping:
+                _shutdown(resp)
+            self.watch_opened = True
+            return resp
+
+        seen = 0
+        timeout = self._options.watch_timeout
+        stream = watch.Watch().stream(
+            watch_call,
+            resource_version=version,
+            timeout_seconds=int(timeout),
+            allow_watch_bookmarks=True,
+            _request_timeout=(self._options.request_timeout, timeout + self._options.request_timeout),
+        )
+        try:
+            for event in stream:
+                if self._stop.is_set():
+                    break
+                if not isinstance(event, dict):
+                    log.warning("%s: skipped a watch line that is not a JSON event", self.kind)
+                    continue
+                kind, obj = event.get("type"), event.get("raw_object")
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                new_version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                if kind == "BOOKMARK":
+                    version = str(new_version or version)
+                    continue
+                if kind not in ("ADDED", "MODIFIED", "DELETED") or not isinstance(obj, dict):
+                    log.warning("%s: skipped a watch event of type %r", self.kind, kind)
+                    continue
+                self._out.put(Watched(self.kind, kind, obj))
+                seen += 1
+                if new_version:
+                    version = str(new_version)
+        finally:
+            stream.close()
+            with self._lock:
+                self._resp = None
+        return version, seen
+
+
+class Binder:
+    """Creates Bindings, and reads a pod back when it cannot tell whether its binding applied."""
+
+    BOUND, TAKEN, GONE, RETRY = "bound", "taken", "gone", "retry"
+
+    def __init__(self, core: client.CoreV1Api, options: DaemonOptions):
+        self.core = core
+        self.options = options
+
+    def bind(self, record: KubePod, node: str) -> str:
+        """Bind ``record`` to ``node``: BOUND, TAKEN (bound elsewhere), GONE (deleted) or RETRY."""
+        body = client.V1Binding(
+            metadata=client.V1ObjectMeta(name=record.name, namespace=record.namespace, uid=record.uid or None),
+            target=client.V1ObjectReference(api_version="v1", kind="Node", name=node),
+        )
+        try:
+            # The server answers with a Status, which the client cannot read as the V1Binding its spec promises.
+            resp = self.core.create_namespaced_pod_binding(
+                record.name, record.namespace, body, _preload_content=False, _request_timeout=self.options.request_timeout
+            )
+            resp.drain_conn()  # read the Status to the end, or the pooled connection would serve its tail to the next call
+            resp.release_conn()
+            return self.BOUND
+        except ApiException as e:
+            if e.status == 409:
+                return self._read_back(record, node, conflict=True)
+            if e.status == 404:
+                return self.GONE
+            log.warning("binding %s to %s: API error %s (%s)", record.key, node, e.status, (e.reason or "").strip())
+            return self.RETRY
+        except _NETWORK_ERRORS as e:  # a POST is not retried by the client; it may still have applied
+            log.warning("binding %s to %s: %s; reading the pod back", record.key, node, type(e).__name__)
+            return self._read_back(record, node, conflict=False)
+
+    def _read_back(self, record: KubePod, node: str, conflict: bool) -> str:
+        try:
+            resp = self.core.read_namespaced_pod(
+                record.name, record.namespace, _preload_content=False, _request_timeout=self.options.request_timeout
+            )
+            try:
+                pod = json.loads(resp.data)
+            finally:
+                resp.release_conn()
+        except ApiException as e:
+            return self.GONE if e.status == 404 else (self.TAKEN if conflict else self.RETRY)
+        except (*_NETWORK_ERRORS, ValueError):
+            return self.TAKEN if conflict else self.RETRY
+        if not isinstance(pod, dict):
+            return self.TAKEN if conflict else self.RETRY
+        if (pod.get("metadata") or {}).get("uid") not in (None, "", record.uid):
+            return self.GONE  # another pod with the same name
+        bound_to = (pod.get("spec") or {}).get("nodeName") or ""
+        if bound_to == node:
+            return self.BOUND  # our earlier attempt applied
+        return self.TAKEN if bound_to or conflict else self.RETRY
+
+
+class EventRecorder:
+    """core/v1 Events on pods; an event repeating the last one for the same pod and reason bumps its count."""
+
+    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, memory: int = 4096):
+        self.core = core
+        self.options = options
+        self._last: OrderedDict[tuple[str, str, str], tuple[str, str, int]] = OrderedDict()  # -> (event name, message, count)
+        self._memory = memory
+
+    def record(self, record: KubePod, kind: str, reason: str, message: str) -> None:
+        """Create (or bump) the Event; failures are logged, never raised (an Event is not worth a lost binding)."""
+        message = message[:_EVENT_MESSAGE_MAX]
+        key = (record.key, record.uid, reason)
+        now = datetime.now(UTC)
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        last = self._last.get(key)
+        try:
+            if last is not None and last[1] == message:
+                name, _, count = last
+                self.core.patch_namespaced_event(
+                    name, record.namespace, {"count": count + 1, "lastTimestamp": stamp}, _request_timeout=self.options.request_timeout
+                )
+                self._remember(key, (name, message, count + 1))
+                return
+            name = f"{record.name}.{time.time_ns():x}"
+            body = client.CoreV1Event(
+                metadata=client.V1ObjectMeta(name=name, namespace=record.namespace),
+                involved_object=client.V1ObjectReference(
+                    api_version="v1", kind="Pod", name=record.name, namespace=record.namespace, uid=record.uid or None
+                ),
+                reason=reason,
+                message=message,
+                type=kind,
+                count=1,
+                first_timestamp=now,
+                last_timestamp=now,
+                source=client.V1EventSource(component=self.options.component),
+                reporting_component=self.options.component,
+                reporting_instance=self.options.instance,
+                action="Binding" if reason == "Scheduled" else "Scheduling",
+            )
+            self.core.create_namespaced_event(record.namespace, body, _request_timeout=self.options.request_timeout)
+            self._remember(key, (name, message, 1))
+        except (ApiException, *_NETWORK_ERRORS, ValueError) as e:
+            log.warning("could not record the %s event on %s: %s", reason, record.key, getattr(e, "status", None) or e)
+
+    def _remember(self, key: tuple[str, str, str], value: tuple[str, str, int]) -> None:
+        self._last[key] = value
+        self._last.move_to_end(key)
+        while len(self._last) > self._memory:
+            self._last.popitem(last=False)
+
+
+class SchedulerDaemon:
+    """Skippy as a Kubernetes scheduler on ``api_client``'s cluster: :meth:`run` until :meth:`stop`.
+
+    ``decisions`` keeps the newest decisions (pod, decision) for inspection.
+    """
+
+    def __init__(self, api_client: client.ApiClient, params: SchedulerParams, options: DaemonOptions | None = None):
+        self.options = options or DaemonOptions()
+        self.core = client.CoreV1Api(api_client)
+        self.state = ClusterState(params, self.options.scheduler_name, self.options.namespace)
+        self.binder = Binder(self.core, self.options)
+        self.recorder = EventRecorder(self.core, self.options)
+        self.decisions: deque[tuple[KubePod, PlacementDecision]] = deque(maxlen=256)
+        self._inbox: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self.reflectors = {
+            "nodes": Reflector("nodes", self.core.list_node, self._inbox, self._stop, self.options),
+            "pods": Reflector("pods", self.core.list_pod_for_all_namespaces, self._inbox, self._stop, self.options),
+        }
+        self._listed: set[str] = set()
+        self._attempts: dict[str, int] = {}
+        self._unsettled: dict[str, tuple[str, str, str]] = {}  # pod key -> (uid, node, summary) of an unanswered binding
+        self._warned: set[str] = set()
+        self._heartbeat = time.monotonic()
+        self._last_retry = time.monotonic()
+        self.probe = (
+            None
+            if self.options.health_port is None
+            else HealthProbe(self.options.bind_address, self.options.health_port, self.healthy, self.ready)
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+    def stop(self) -> None:
+        """Ask the daemon to finish: the current binding completes, then :meth:`run` returns. Thread-safe."""
+        self._stop.set()
+        self._inbox.put(None)  # wake the main loop
+
+    def run(self) -> None:
+        """List, watch and schedule until :meth:`stop`; then cut the watches and join every thread."""
+        if self.probe is not None:
+            self.probe.start()
+            log.info("health probe on http://%s:%d (/healthz, /readyz)", self.options.bind_address, self.probe.port)
+        for reflector in self.reflectors.values():
+            reflector.start()
+        log.info(
+            "scheduling pods %s%s%s",
+            f"with schedulerName {self.options.scheduler_name!r}" if self.options.scheduler_name else "of any schedulerName",
+            f" in namespace {self.options.namespace!r}" if self.options.namespace else " in every namespace",
+            " (dry run: nothing is bound)" if self.options.dry_run else "",
+        )
+        try:
+            while not self._stop.is_set():
+                self._heartbeat = time.monotonic()
+                self._receive(self._wait_seconds())
+                self._settle()
+                if not self._stop.is_set() and self._listed == set(self.reflectors):
+                    self._schedule_queue()
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._stop.set()
+        for reflector in self.reflectors.values():
+            reflector.stop()
+        for reflector in self.reflectors.values():
+            reflector.thread.join(self.options.request_timeout + 5)
+        if self.probe is not None:
+            self.probe.stop()
+        log.info("stopped")
+
+    # ------------------------------------------------------------------ probes
+    def healthy(self) -> tuple[bool, str]:
+        """Liveness: the main loop turns, and both reflectors run."""
+        stale = time.monotonic() - self._heartbeat
+        if stale > max(LIVENESS_STALE, 2 * self.options.request_timeout):  # a turn may wait out a slow API call or two
+            return False, f"the scheduling loop has not turned for {stale:.0f} s"
+        dead = [k for k, r in self.reflectors.items() if r.thread.ident is not None and not r.thread.is_alive() and not self._stop.is_set()]
+        if dead:
+            return False, f"the {', '.join(dead)} reflector stopped"
+        return True, ""
+
+    def ready(self) -> tuple[bool, str]:
+        """Readiness: the first node and pod lists are applied and both watches have been opened."""
+        missing = [f"{k} list" for k in self.reflectors if k not in self._listed]
+        missing += [f"{k} watch" for k, r in self.reflectors.items() if not r.watch_opened]
+        if missing:
+            return False, "waiting for " + ", ".join(missing)
+        return True, ""
+
+    # ------------------------------------------------------------------ the main loop
+    def _wait_seconds(self) -> float:
+        """How long the loop may sleep: at most a second, less when a retry or a deferred pod is due sooner."""
+        now = time.monotonic()
+        if self._listed != set(self.reflectors):
+            return 1.0  # nothing is scheduled before both lists are in
+        wake = min(now + 1.0, self._last_retry + self.options.retry_interval)
+        due = self.state.next_deferred(now)
+        if due is not None:
+            wake = min(wake, due)
+        return max(0.0, wake - now)
+
+    def _receive(self, timeout: float) -> None:
+        """Apply what the reflectors delivered: wait up to ``timeout`` for the first item, then take all that is there."""
+        try:
+            item = self._inbox.get(timeout=timeout) if timeout > 0 else self._inbox.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            self._apply(item)
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def _apply(self, item: Listed | Watched | None) -> None:
+        if item is None:
+            return
+        try:
+            if isinstance(item, Listed):
+                records = [r for k, obj in enumerate(item.items) if (r := self._parse(item.kind, obj, f"items[{k}]")) is not None]
+                if item.kind == "nodes":
+                    self.state.set_nodes(records)
+                else:
+                    self.state.set_pods(records)
+                first = item.kind not in self._listed
+                self._listed.add(item.kind)
+                log.info("%s %d %s (resourceVersion %s)", "listed" if first else "relisted", len(records), item.kind, item.version)
+            elif item.type == "DELETED":
+                meta = item.obj.get("metadata") or {}
+                if item.kind == "nodes":
+                    self.state.drop_node(str(meta.get("name")))
+                else:
+                    self.state.drop_pod(f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+            else:
+                record = self._parse(item.kind, item.obj, "")
+                if record is not None:
+                    (self.state.put_node if item.kind == "nodes" else self.state.put_pod)(record)
+        except Exception:  # noqa: BLE001  (one bad event must not stop the scheduler)
+            log.exception("skipped a %s event that could not be applied", item.kind)
+
+    def _parse(self, kind: str, obj: Any, where: str) -> Any:
+        """A node or pod record, or None (logged) when the object is malformed."""
+        source = f"{kind} from the API"
+        try:
+            return parse_kube_node(source, where or "node", obj) if kind == "nodes" else parse_kube_pod(source, where, obj)
+        except KubeObjectError as e:
+            log.warning("skipped a malformed object: %s", e)
+            return None
+
+    def _bound(self, record: KubePod, node: str, summary: str) -> None:
+        self._attempts.pop(record.key, None)
+        self._unsettled.pop(record.key, None)
+        self.state.assume(record, node)
+        log.info("bound %s to %s (%s)", record.key, node, summary)
+        self.recorder.record(record, "Normal", "Scheduled", f"Successfully assigned {record.key} to {node}: {summary}")
+
+    def _settle(self) -> None:
+        """Bindings that failed without an answer (a timeout): the watch shows whether they applied after all."""
+        for key, (uid, node, summary) in list(self._unsettled.items()):
+            record = self.state.pods.get(key)
+            if record is None or record.uid != uid or (record.node_name and record.node_name != node):
+                del self._unsettled[key]  # gone, or bound by someone else
+            elif record.node_name == node:
+                self._bound(record, node, summary)  # our attempt applied
+
+    def _schedule_queue(self) -> None:
+        now = time.monotonic()
+        if now - self._last_retry >= self.options.retry_interval:
+            self._last_retry = now
+            self.state.retry_unschedulable()
+        for record in self.state.queue(now):
+            if self._stop.is_set():
+                return
+            self._heartbeat = time.monotonic()  # a long queue is a busy loop, not a stuck one
+            self._receive(0)  # what changed meanwhile (a deletion, a binding by someone else)
+            self._settle()
+            current = self.state.pods.get(record.key)
+            if current is None or not self.state.waiting(current, now):
+                continue
+            try:
+                self._schedule(current)
+            except Exception:  # noqa: BLE001  (one pod the scheduler chokes on must not stop the others)
+                log.exception("could not schedule %s; retrying later", current.key)
+                self.state.defer(current, time.monotonic() + self.options.backoff_max)
+
+    def _schedule(self, record: KubePod) -> None:
+        if record.unmodelled and record.key not in self._warned:
+            self._warned.add(record.key)
+            log.warning("%s uses %s, which this scheduler does not model; placing it without", record.key, ", ".join(record.unmodelled))
+        if not self.state.nodes:
+            self.state.mark_unschedulable(record)
+            log.info("cannot place %s: the cluster has no nodes", record.key)
+            if not self.options.dry_run:
+                self.recorder.record(record, "Warning", "FailedScheduling", "0/0 nodes are available: no nodes.")
+            return
+        decision = self.state.decide(record)
+        self.decisions.append((record, decision))
+        node = decision.node_name
+        if node is None:
+            self.state.mark_unschedulable(record)
+            message = failure_message(decision)
+            log.info("cannot place %s: %s", record.key, message)
+            if not self.options.dry_run:
+                self.recorder.record(record, "Warning", "FailedScheduling", message)
+            return
+        summary = score_summary(decision)
+        if self.options.dry_run:
+            self.state.assume(record, node)
+            log.info("dry run: %s would go to %s (%s)", record.key, node, summary)
+            return
+        outcome = self.binder.bind(record, node)
+        if outcome == Binder.BOUND:
+            self._bound(record, node, summary)
+            return
+        if outcome == Binder.RETRY:
+            self._unsettled[record.key] = (record.uid, node, summary)  # the attempt may yet show up as applied
+        attempts = self._attempts[record.key] = self._attempts.get(record.key, 0) + 1
+        delay = min(self.options.backoff_initial * 2 ** (attempts - 1), self.options.backoff_max)
+        self.state.defer(record, time.monotonic() + delay)
+        if outcome == Binder.TAKEN:
+            log.info("%s was bound by someone else (409 Conflict): dropped", record.key)
+        elif outcome == Binder.GONE:
+            log.info("%s is gone: dropped", record.key)
+        else:
+            log.warning("binding %s failed; retrying in %.1f s", record.key, delay)
