@@ -283,6 +283,24 @@ def test_a_reset_empties_every_plot_which_then_holds_only_the_new_run():
     assert len(times) and times[0] == d.session.sim.sections["run"].sample_interval and np.all(np.diff(times) > 0)
 
 
+def test_after_a_reset_the_controls_change_and_show_the_new_runs_values():
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard("default"), 2)
+    old = d.session.sim
+    d.controls.sections["autoscaler"].controls["MAX_WORKERS"].entry.value = 12
+    d.session.reset()  # a new Simulation with new section objects, the change kept
+    assert d.session.sim is not old and d.session.sim.sections["autoscaler"].MAX_WORKERS == 12
+    cap = d.controls.sections["autoscaler"].controls["MAX_WORKERS"]
+    cap.slider.value_throttled = 3  # before the next tick
+    assert d.session.sim.sections["autoscaler"].MAX_WORKERS == 3
+    assert cap.entry.value == 3 and cap.slider.value == 3  # not the old run's 12
+    refused = {"autoscaler.MAX_WORKERS": 5000}
+    assert d.session.apply(refused)  # and a refused value returns the box to the new run's value in force
+    cap.entry.value = 5000
+    assert cap.entry.value == 3 and cap.message.visible
+
+
 def test_the_placement_tab_applies_only_with_a_cluster_and_the_node_fault_says_why_it_is_off(plain):
     from dashboard.ui import Dashboard
 
