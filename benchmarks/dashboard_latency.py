@@ -1,111 +1,83 @@
-"""Dashboard latency in a real browser: slider -> engine -> plot, server time per tick, points on screen.
+"""Dashboard latency in a real browser: slider -> engine -> plot at speeds 60, 600 and 3600, first data, server time.
 
-Serves the dashboard in-process (so server-side tick times can be read), drives Debian's Chromium with
-Playwright, nudges the MAX_AVG_TIME handle of the drain band back and forth and times how long until the
-browser's plotted ``band_high`` shows the new value. Run for minutes to check that latency stays flat.
+Serves the app's page in-process (so server-side times can be read), drives Debian's Chromium with Playwright,
+nudges the upper handle of the queue-drain band back and forth and times, in the page, keydown -> the first
+animation frame after the time_left plot's source holds the new ``band_high``. Also: page load -> first plot with
+data, the server's time per tick and where it goes, and its CPU share. ``--peer DIR`` runs the same measurement
+on another checkout in a subprocess (``--peer main`` exports the main branch: the dashboard before HoloViews,
+raw bokeh figures and ColumnDataSource streams) and prints both side by side. Memory over open-and-close sessions
+is ``benchmarks/dashboard_memory.py``; this script runs it too unless ``--no-soak``.
 
-    python benchmarks/dashboard_latency.py --duration 60       # quick
-    python benchmarks/dashboard_latency.py --duration 600      # the 10-minute flat-latency check
+    python benchmarks/dashboard_latency.py --quick            # < 3 min: 3 speeds x 15 s, 20-session soak of 2 s each
+    python benchmarks/dashboard_latency.py                    # 3 speeds x 60 s, 20 sessions of 4 s
+    python benchmarks/dashboard_latency.py --quick --peer main --no-soak   # before/after, side by side
 
-The last line is ``RESULT {json}``.
+Goals (printed, never asserted): p95 slider->plot under 0.5 s at every speed; first data under 2 s; memory flat
+within 10% over 20 sessions. The last line is ``RESULT {json}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP localhost 127.0.0.1",
-]
-JS_LAST_BAND_HIGH = """() => { const s = Bokeh.documents[0].get_model_by_name('samples-live');
-  const v = s.data.band_high; return v.length ? v[v.length - 1] : null; }"""
+from dashboard_memory import CHROMIUM_ARGS, JS_HAS_DATA, soak  # noqa: E402
+
+SPEEDS = (60.0, 600.0, 3600.0)
+#: JS: the source the time_left plot draws band_high from (new: a renderer of figure ts-time_left; before: samples-live).
+JS_BAND_SOURCE = """() => { const d = Bokeh.documents[0]; const old = d.get_model_by_name('samples-live'); if (old) return old;
+  let found = null;
+  for (const m of d._all_models.values()) if (m.name === 'ts-time_left')
+    for (const r of m.renderers) if (r.data_source && r.data_source.data && 'band_high' in r.data_source.data) found = r.data_source;
+  return found; }"""
+JS_LAST_BAND_HIGH = (
+    f"() => {{ const s = ({JS_BAND_SOURCE})(); const v = s ? s.data.band_high : []; return v.length ? v[v.length - 1] : null; }}"
+)
 #: In the page: stamp each keydown; when the plotted band_high next changes, stamp the following animation frame.
-JS_WATCH = """() => {
-  const s = Bokeh.documents[0].get_model_by_name('samples-live');
-  const lastOf = () => { const v = s.data.band_high; return v.length ? v[v.length - 1] : null; };
-  window._lat = {kd: null, results: []};
-  let last = lastOf();
-  document.addEventListener('keydown', () => { window._lat.kd = performance.now(); }, true);
-  s.streaming.connect(() => {
-    const v = lastOf();
-    if (v !== null && last !== null && Math.abs(v - last) > 1e-9 && window._lat.kd !== null) {
-      const kd = window._lat.kd; window._lat.kd = null;
-      requestAnimationFrame(() => window._lat.results.push(performance.now() - kd));
-    }
-    last = v;
-  });
-}"""
-JS_ROWS = """names => names.map(n => { const s = Bokeh.documents[0].get_model_by_name(n); return s ? s.data.time.length : 0; })"""
-
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+JS_WATCH = f"""() => {{
+  window._lat = {{kd: null, results: [], source: null}};
+  let last = null;
+  const hook = () => {{
+    const s = ({JS_BAND_SOURCE})();
+    if (!s || s === window._lat.source) return;
+    window._lat.source = s;
+    const check = () => {{
+      const v = s.data.band_high, now = v.length ? v[v.length - 1] : null;
+      if (now !== null && last !== null && Math.abs(now - last) > 1e-9 && window._lat.kd !== null) {{
+        const kd = window._lat.kd; window._lat.kd = null;
+        requestAnimationFrame(() => window._lat.results.push(performance.now() - kd));
+      }}
+      last = now;
+    }};
+    s.streaming.connect(check); s.change.connect(check); s.patching.connect(check);
+  }};
+  hook(); setInterval(hook, 200);  // a plot re-rendered gets a new source
+  document.addEventListener('keydown', () => {{ window._lat.kd = performance.now(); }}, true);
+}}"""
 
 
 def pct(a: list[float], q: float) -> float:
     return float(np.percentile(a, q)) if a else float("nan")
 
 
-def soak(ticks: int) -> dict:
-    """Server side only: tick one dashboard ``ticks`` times at the default speed; RSS every tenth of the way."""
-    import gc
-
-    from dashboard.ui import Dashboard
-
-    d = Dashboard()
-    rss = []
-    t0 = time.perf_counter()
-    for i in range(ticks):
-        d.session.tick(0.1)
-        d.refresh()
-        if i % max(1, ticks // 10) == 0:
-            gc.collect()
-            rss.append(round(rss_mib(), 1))
-    gc.collect()
-    rss.append(round(rss_mib(), 1))
-    return {
-        "ticks": ticks,
-        "simulated_s": round(d.session.sim.now, 1),
-        "wall_s": round(time.perf_counter() - t0, 1),
-        "rss_mib_every_tenth": rss,
-        "samples_in_engine": d.session.sim.sample_count,
-        "events_in_engine": d.session.sim.event_count,
-    }
+def summary(values: list[float], digits: int = 1) -> dict:
+    return {"median": round(pct(values, 50), digits), "p95": round(pct(values, 95), digits), "n": len(values)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--duration", type=float, default=60.0, help="wall seconds of measuring (600 for the 10-minute check)")
-    ap.add_argument("--interval", type=float, default=1.0, help="wall seconds between two slider changes")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument(
-        "--soak-ticks",
-        type=int,
-        default=0,
-        help="then tick a headless dashboard this many times (18000 = 30 min at 10 ticks/s) and report server memory",
-    )
-    args = ap.parse_args()
-
+def measure(duration: float, interval: float, chromium: str) -> dict:
+    """One dashboard in this process, one browser: first data, then ``duration`` s of band changes at each speed."""
     import panel as pn
     from panel.io.state import state
     from panel.tests.util import serve_and_wait
@@ -114,136 +86,152 @@ def main() -> None:
     from dashboard.ui import Dashboard
 
     pn.extension()
-    made: list[Dashboard] = []
+    made: list = []
 
     def app():
         d = Dashboard()
         made.append(d)
-        return d
+        return d.page() if hasattr(d, "page") else d
 
     port = serve_and_wait(app)
-    latencies: list[tuple[float, float]] = []  # (elapsed s, latency ms)
-    misses = 0
-    to_engine: list[float] = []  # key press -> set_params on the server
+    out: dict = {"speeds": {}}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
         t_open = time.perf_counter()
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        page.wait_for_function(
-            "() => { const d = window.Bokeh && Bokeh.documents[0]; const s = d && d.get_model_by_name('samples-live');"
-            " return s && s.data.time.length > 3; }",
-            timeout=60000,
-        )
-        first_data_s = time.perf_counter() - t_open
+        page.wait_for_function(JS_HAS_DATA, timeout=120000, polling=20)
+        out["first_data_s"] = round(time.perf_counter() - t_open, 2)
         d = made[0]
-        applied_at: list[float] = []
+        applied: list[float] = []
         real_apply = d.session.apply
 
-        def timed_apply(changes):  # when the change reached the engine (same clock as the key press)
-            applied_at.append(time.perf_counter())
+        def timed_apply(changes):  # when a change reached the engine (same clock as the key press)
+            applied.append(time.perf_counter())
             return real_apply(changes)
 
-        d.session.apply = timed_apply
-        d.controls = type(d.controls)(d.session)  # rebuild the controls so they call the timed apply
+        d.session.apply = timed_apply  # the controls call the session through this attribute
+        controls = type(d.controls)
+        d.controls = (
+            controls(d.session, on_applied=d._applied) if "on_applied" in controls.__init__.__code__.co_varnames else controls(d.session)
+        )
         d.controls_holder[:] = [d.controls.layout]
         page.wait_for_timeout(1500)
-        rss_start = rss_mib()
         page.evaluate(JS_WATCH)
-        ticks_before = d._ticks
         handle = page.locator(".ctl-live-autoscaler-MIN_AVG_TIME--MAX_AVG_TIME .noUi-handle").nth(1)
-        handle.focus()
-        start = time.perf_counter()
-        up = True
-        d.tick_seconds.clear()
-        d.part_seconds.clear()
-        while time.perf_counter() - start < args.duration:
-            current = page.evaluate(JS_LAST_BAND_HIGH)
-            target = current + (1.0 if up else -1.0)
-            t0 = time.perf_counter()
-            handle.press("ArrowRight" if up else "ArrowLeft")
-            n_applied = len(applied_at)
-            try:
-                page.wait_for_function(f"() => Math.abs(({JS_LAST_BAND_HIGH})() - {target}) < 1e-6", polling="raf", timeout=5000)
-                latencies.append((t0 - start, (time.perf_counter() - t0) * 1000))
-                if len(applied_at) > n_applied:
-                    to_engine.append((applied_at[n_applied] - t0) * 1000)
-            except Exception:  # noqa: BLE001 - a miss is counted, not fatal
-                misses += 1
-            up = not up
-            page.wait_for_timeout(max(0.0, args.interval - (time.perf_counter() - t0)) * 1000)
-        rows = page.evaluate(JS_ROWS, ["samples-live"])[0]
-        in_browser = page.evaluate("() => window._lat.results")
-        ticks = d._ticks - ticks_before
-        tick_ms = [t * 1000 for t in d.tick_seconds]
-        engine_ms = [t * 1000 for t in d.session.tick_seconds]
-        points = {
-            name: rows * len([r for r in fig.renderers if getattr(r, "data_source", None) is d.views.sources["live"]])
-            for name, fig in d.views.figures.items()
-        }
-        grid = d.placement.source.data["image"][0]
-        points["placement_heatmap"] = int(np.size(grid))
-        points["score_heatmap"] = len(d.scores.source.data["weighted"])
-        parts = {
-            k: {
-                "median": round(pct([x * 1000 for x in v], 50), 2),
-                "p95": round(pct([x * 1000 for x in v], 95), 2),
-                "max": round(max(v) * 1000, 1),
+        for speed in SPEEDS:
+            d.session.speed = speed
+            page.wait_for_timeout(1500)  # settle at the new speed
+            page.evaluate("() => { window._lat.results = []; }")
+            d.tick_seconds.clear()
+            d.part_seconds.clear()
+            to_engine, misses = [], 0
+            cpu0, wall0, sim0 = time.process_time(), time.perf_counter(), d.session.sim.now
+            up = True
+            handle.focus()
+            while time.perf_counter() - wall0 < duration:
+                current = page.evaluate(JS_LAST_BAND_HIGH)
+                target = (current or 30.0) + (1.0 if up else -1.0)
+                n = len(applied)
+                t0 = time.perf_counter()
+                handle.press("ArrowRight" if up else "ArrowLeft")
+                try:
+                    page.wait_for_function(f"() => Math.abs(({JS_LAST_BAND_HIGH})() - {target}) < 1e-6", polling="raf", timeout=5000)
+                except Exception:  # noqa: BLE001 - a miss is counted, not fatal
+                    misses += 1
+                if len(applied) > n:
+                    to_engine.append((applied[n] - t0) * 1000)
+                up = not up
+                page.wait_for_timeout(max(0.0, interval - (time.perf_counter() - t0)) * 1000)
+            wall = time.perf_counter() - wall0
+            in_browser = page.evaluate("() => window._lat.results")
+            parts = {k: summary([x * 1000 for x in v], 2) for k, v in d.part_seconds.items() if v}
+            out["speeds"][f"{speed:g}"] = {
+                "slider_to_plot_in_browser_ms": {**summary(in_browser), "misses": misses},
+                "slider_to_engine_ms": summary(to_engine),
+                "server_tick_ms": summary([t * 1000 for t in d.tick_seconds], 2),
+                "server_tick_parts_ms": parts,
+                "server_cpu_share": round((time.process_time() - cpu0) / wall, 3),  # of one core: server and engine together
+                "achieved_speed": round((d.session.sim.now - sim0) / wall, 1),
             }
-            for k, v in d.part_seconds.items()
-            if v
-        }
-        elapsed = time.perf_counter() - start
-        sim_now = d.session.sim.now
         browser.close()
-    rss_end = rss_mib()
     for dd in made:
         dd.stop()
     state.kill_all_servers()
+    return out
 
-    lat = [ms for _, ms in latencies]
-    third = max(1, len(latencies) // 3)
-    n = len(in_browser)
-    per_minute = [round(pct(in_browser[i : i + 60], 50), 1) for i in range(0, n, 60)] if n else []
-    result = {
-        "duration_s": round(elapsed, 1),
-        "first_data_s": round(first_data_s, 2),
-        "slider_to_plot_in_browser_ms": {  # keydown -> first frame after the new band reached the plot's source
-            "median": round(pct(in_browser, 50), 1),
-            "p95": round(pct(in_browser, 95), 1),
-            "max": round(max(in_browser), 1) if in_browser else None,
-            "n": n,
-            "median_per_minute": per_minute,
-        },
-        "slider_to_plot_via_driver_ms": {
-            "median": round(pct(lat, 50), 1),
-            "p95": round(pct(lat, 95), 1),
-            "max": round(max(lat), 1) if lat else None,
-            "n": len(lat),
-            "misses": misses,
-            "median_first_third": round(pct(lat[:third], 50), 1),
-            "median_last_third": round(pct(lat[-third:], 50), 1),
-        },
-        "slider_to_engine_via_driver_ms": {"median": round(pct(to_engine, 50), 1), "p95": round(pct(to_engine, 95), 1)},
-        "server_tick_ms": {
-            "median": round(pct(tick_ms, 50), 2),
-            "p95": round(pct(tick_ms, 95), 2),
-            "max": round(max(tick_ms), 1) if tick_ms else None,
-        },
-        "engine_advance_ms": {"median": round(pct(engine_ms, 50), 2), "p95": round(pct(engine_ms, 95), 2)},
-        "server_tick_parts_ms": parts,
-        "ticks_per_s": round(ticks / elapsed, 2) if elapsed else None,
-        "simulated_s": round(sim_now, 1),
-        "points_per_plot": points,
-        "server_rss_mib": {"start": round(rss_start, 1), "end": round(rss_end, 1)},
-    }
-    if args.soak_ticks:
-        result["soak"] = soak(args.soak_ticks)
-    b = result["slider_to_plot_in_browser_ms"]
-    print(
-        f"slider->plot in the browser: median {b['median']} ms, p95 {b['p95']} ms ({n} changes; {misses} missed); "
-        f"server tick median {result['server_tick_ms']['median']} ms, {result['ticks_per_s']} ticks/s"
-    )
+
+def export_main(into: Path) -> Path:
+    """The main branch's tree (``git archive``) in ``into``: the dashboard before this work, with its engine."""
+    archive = into / "main.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", "-o", str(archive), "main"], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "main", filter="data")
+    return into / "main"
+
+
+def run_peer(peer: str, args: argparse.Namespace) -> dict:
+    """The same measurement on another checkout, in a subprocess importing that checkout's dashboard and engine."""
+    with tempfile.TemporaryDirectory() as tmp:
+        where = export_main(Path(tmp)) if peer == "main" else Path(peer)
+        cmd = [sys.executable, __file__, "--measure-only", "--duration", str(args.duration), "--interval", str(args.interval)]
+        env = {**os.environ, "PYTHONPATH": str(where)}
+        done = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True, timeout=1800)
+        line = next((ln for ln in reversed(done.stdout.splitlines()) if ln.startswith("RESULT ")), None)
+        if line is None:
+            raise RuntimeError(f"the peer run failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+        return json.loads(line[len("RESULT ") :])
+
+
+def goals(result: dict) -> dict:
+    speeds = result["ours"]["speeds"]
+    met = {f"p95_under_500ms_at_{s}": v["slider_to_plot_in_browser_ms"]["p95"] < 500 for s, v in speeds.items()}
+    met["first_data_under_2s"] = result["ours"]["first_data_s"] < 2.0
+    if "memory" in result:
+        met["memory_flat_within_10pct"] = result["memory"]["goal_flat_within_10pct"]
+    return met
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="15 s per speed and a 20-session soak of 2 s each (under 3 minutes)")
+    ap.add_argument("--duration", type=float, default=None, help="wall seconds of band changes per speed (default 60; quick 15)")
+    ap.add_argument("--interval", type=float, default=1.0, help="wall seconds between two changes")
+    ap.add_argument("--peer", default=None, help="another checkout to measure side by side ('main': the main branch)")
+    ap.add_argument("--no-soak", action="store_true", help="skip the memory soak")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)  # the peer's subprocess
+    args = ap.parse_args()
+    args.duration = args.duration or (15.0 if args.quick else 60.0)
+    if args.measure_only:
+        print("RESULT " + json.dumps(measure(args.duration, args.interval, args.chromium)))
+        return
+    load = os.getloadavg()
+    result: dict = {"load_average_start": [round(v, 2) for v in load], "duration_per_speed_s": args.duration}
+    result["ours"] = measure(args.duration, args.interval, args.chromium)
+    if args.peer:
+        result["peer"] = {"name": args.peer, **run_peer(args.peer, args)}
+    if not args.no_soak:
+        result["memory"] = soak(ROOT, 20, 2.0 if args.quick else 4.0, args.chromium)
+    result["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
+    result["goals_met"] = goals(result)
+    for who in ("ours", "peer"):
+        if who not in result:
+            continue
+        for speed, v in result[who]["speeds"].items():
+            b = v["slider_to_plot_in_browser_ms"]
+            print(
+                f"{who:5} speed {speed:>5}: slider->plot median {b['median']} ms, p95 {b['p95']} ms ({b['n']} changes, {b['misses']} missed); "
+                f"server tick median {v['server_tick_ms']['median']} ms, CPU {v['server_cpu_share']:.0%} of a core, "
+                f"achieved {v['achieved_speed']:g}x"
+            )
+        print(f"{who:5} first data {result[who]['first_data_s']} s")
+    if "memory" in result:
+        m = result["memory"]
+        print(
+            f"memory: {m['rss_mib_after_each'][0]} MiB after the first session, {m['rss_mib_settled']} MiB after 20 ({m['growth_vs_first']:+.1%})"
+        )
+    print(f"load average {load[0]:.2f} at start, {result['load_average_end'][0]:.2f} at end; goals {result['goals_met']}")
     print("RESULT " + json.dumps(result))
 
 

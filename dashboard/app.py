@@ -1,4 +1,4 @@
-"""Entry point: ``panel serve dashboard/app.py`` (see ``make serve``)."""
+"""Entry point: ``panel serve dashboard/app.py`` (see ``make serve``): the dashboard in its template."""
 
 import panel as pn
 
@@ -6,4 +6,4 @@ from dashboard.ui import Dashboard
 
 pn.extension(notifications=False)
 
-Dashboard().servable(title="scalelab")
+Dashboard().page().servable(title="scalelab")

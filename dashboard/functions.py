@@ -290,3 +290,37 @@ class FunctionsView:
             view.push({"placements": part}, float(t), render=False)
         view.push({"function_samples": new.get("function_samples", pd.DataFrame())}, end + 1e-9)
         return view
+
+
+class FunctionsTab(pn.viewable.Viewer):
+    """The Functions tab of the dashboard (``dashboard.ui.TABS``): a :class:`FunctionsView` fed the live run's rows,
+    its per-function controls bound to whichever run the session holds (rebound after a reset or a switch)."""
+
+    tables = ("function_samples", "nodes", "placements")
+
+    def __init__(self, session: Any):
+        super().__init__()
+        self.session = session
+        self.view = FunctionsView()
+        self._bound: Any = None
+
+    def _bind(self) -> None:
+        sim = self.session.sim
+        if sim is not None and sim is not self._bound:
+            self.view.bind_controls(sim.sections, self.session.apply)
+            self._bound = sim
+
+    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
+        self._bind()
+        self.view.push(new, now, render=False)
+
+    def flush(self, now: float, budget: float = float("inf")) -> bool:
+        self.view.render()
+        return True
+
+    def clear(self) -> None:
+        self.view.clear()
+        self._bound = None
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.view.layout

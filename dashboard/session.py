@@ -25,6 +25,11 @@ LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
 
 #: Longest wall-clock gap one tick makes up for: a stalled server must not jump hours ahead.
 MAX_TICK_GAP = 0.5
+#: Wall seconds one tick may spend advancing the engine; the rest of the wish is dropped (the run falls behind
+#: its speed, and says so) so that the server gets back to the event loop -- clicks -- within a tick.
+TICK_BUDGET = 0.04
+#: Wall seconds over which the achieved speed is measured.
+SPEED_WINDOW = 2.0
 
 
 #: The worlds the dashboard's views draw (a pod-world scenario runs with ``python -m engine run`` and in notebooks).
@@ -64,6 +69,7 @@ class LiveSession(param.Parameterized):
         super().__init__(scenario=scenario or names[0], seed=seed, **params)
         self.overrides: dict[str, Any] = dict(overrides or {})
         self.tick_seconds: deque[float] = deque(maxlen=1000)
+        self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)  # (wall time, wall dt, simulated s advanced)
         self.stopped = False
         self.sim = None
         self._build()
@@ -105,6 +111,7 @@ class LiveSession(param.Parameterized):
         self.sim = sim
         self.feed = Feed(sim)
         self.kpi = KpiTracker()
+        self._progress.clear()
         self.generation += 1
 
     def reset(self) -> None:
@@ -114,6 +121,8 @@ class LiveSession(param.Parameterized):
     @param.depends("scenario", watch=True)
     def _scenario_changed(self) -> None:
         self.overrides = {}
+        with param.parameterized.discard_events(self):
+            self.seed = None  # the chosen scenario's own run.seed, not the previous one's
         self._build()
 
     @param.depends("seed", watch=True)
@@ -126,14 +135,44 @@ class LiveSession(param.Parameterized):
         self.playing = False
         self.stopped = True
 
+    def release(self) -> None:
+        """Stop and let go of the simulation and everything recorded (a closed session frees its memory)."""
+        self.stop()
+        self.sim = None
+        self.feed = None
+        self._custom.clear()
+
     # -- driving ---------------------------------------------------------------------------------
-    def tick(self, wall_dt: float) -> None:
-        """Advance by ``speed * wall_dt`` simulated seconds when playing."""
+    def tick(self, wall_dt: float, budget: float = TICK_BUDGET, speed: float | None = None) -> float:
+        """Advance by ``speed * wall_dt`` simulated seconds when playing, in slices, within ``budget`` wall seconds.
+
+        Returns the simulated seconds advanced. When the engine cannot keep up within the budget the rest is
+        dropped, not owed: the run goes slower than asked (:meth:`achieved_speed` says how fast) and the server
+        stays responsive at any speed.
+        """
         if not self.playing or self.stopped:
-            return
+            return 0.0
         t0 = time.perf_counter()
-        self.sim.advance(self.sim.now + self.speed * min(max(wall_dt, 0.0), MAX_TICK_GAP))
-        self.tick_seconds.append(time.perf_counter() - t0)
+        start = self.sim.now
+        target = start + (self.speed if speed is None else speed) * min(max(wall_dt, 0.0), MAX_TICK_GAP)
+        piece = max(self.sim.sections["run"].sample_interval, (target - start) / 8)
+        while self.sim.now < target:
+            self.sim.advance(min(target, self.sim.now + piece))
+            if time.perf_counter() - t0 > budget:
+                break
+        done = time.perf_counter()
+        self.tick_seconds.append(done - t0)
+        self._progress.append((done, wall_dt, self.sim.now - start))
+        return self.sim.now - start
+
+    def achieved_speed(self) -> float:
+        """Simulated seconds per wall second over the last few seconds of ticks (NaN before any)."""
+        if not self._progress:
+            return math.nan
+        newest = self._progress[-1][0]
+        recent = [(dt, adv) for at, dt, adv in self._progress if newest - at <= SPEED_WINDOW]
+        wall = sum(min(max(dt, 0.0), MAX_TICK_GAP) for dt, _ in recent)
+        return sum(adv for _, adv in recent) / wall if wall > 0 else math.nan
 
     def step(self) -> None:
         """Advance by one sample interval (also while paused)."""
@@ -160,7 +199,7 @@ class LiveSession(param.Parameterized):
     @property
     def has_cluster(self) -> bool:
         """Does this run place its workers on a cluster (so placement views and node faults apply)?"""
-        return "nodes" in self.sim.tables
+        return self.sim is not None and "nodes" in self.sim.tables
 
     def poll(self) -> dict[str, pd.DataFrame]:
         """Rows of each table the views read recorded since the last poll (each handed out once)."""
@@ -214,15 +253,17 @@ class ComparePair(param.Parameterized):
     def sessions(self) -> tuple[LiveSession, LiveSession]:
         return self.a, self.b
 
-    def tick(self, wall_dt: float) -> None:
-        for s in self.sessions:
-            s.tick(wall_dt)
-        # keep both clocks identical even if one stepped further
-        if self.a.sim.now != self.b.sim.now:
-            t = max(self.a.sim.now, self.b.sim.now)
-            for s in self.sessions:
-                if s.sim.now < t:
-                    s.sim.advance(t)
+    def tick(self, wall_dt: float, speed: float | None = None, budget: float = TICK_BUDGET) -> None:
+        """Advance both runs by the same simulated time (A within half the budget, then B to A's clock)."""
+        self.a.tick(wall_dt, budget / 2, speed)
+        if self.b.sim.now < self.a.sim.now:
+            self.b.sim.advance(self.a.sim.now)
+        self.b._progress.append(self.a._progress[-1] if self.a._progress else (time.perf_counter(), wall_dt, 0.0))
+
+    def step(self) -> None:
+        """Both runs one sample interval on."""
+        self.a.step()
+        self.b.sim.advance(self.a.sim.now)
 
     def reset(self) -> None:
         for s in self.sessions:
@@ -234,7 +275,7 @@ class ComparePair(param.Parameterized):
 
     def stop(self) -> None:
         for s in self.sessions:
-            s.stop()
+            s.release()
 
     def kpi_difference(self) -> pd.DataFrame:
         a, b = self.a.kpis(), self.b.kpis()

@@ -484,3 +484,19 @@ class SweepExplorer(pn.viewable.Viewer):
         self.live.playing = True
         if self.on_open is not None:
             self.on_open()
+
+
+class SweepsTab(SweepExplorer):
+    """The Sweeps tab of the dashboard (``dashboard.ui.TABS``): the explorer, which polls its own sweep; the live run's
+    rows are not its business, and a reset of the live run leaves a sweep and its plots as they are."""
+
+    tables: tuple[str, ...] = ()
+
+    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
+        pass
+
+    def flush(self, now: float, budget: float = float("inf")) -> bool:
+        return True
+
+    def clear(self) -> None:
+        pass

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.autoscaling.registry import policies_reading
 from engine.core.inputs import InputError
-from engine.core.params import ParamError, Section, coerce, tunable_names
+from engine.core.params import ParamError, Section, allowed, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
+from engine.scheduling.service import PRIORITY_WEIGHTS
 from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
 from engine.sim.scenario import Scenario, ScenarioError, list_scenarios, load_scenario, save_scenario
@@ -51,6 +53,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "PRIORITY_WEIGHTS",
     "SCHEDULER_PRESETS",
     "SECTIONS",
     "SECTION_CLASSES",
@@ -64,12 +67,14 @@ __all__ = [
     "Section",
     "Simulation",
     "TableSpec",
+    "allowed",
     "check_recording",
     "coerce",
     "list_scenarios",
     "load_recording",
     "parse_recording",
     "load_scenario",
+    "policies_reading",
     "save_scenario",
     "tunable_names",
     *_LAZY,

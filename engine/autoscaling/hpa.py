@@ -26,31 +26,85 @@ class HPAParams(Section):
 
     key = "hpa"
 
-    min_replicas = param.Integer(1, bounds=(1, 1000), doc="minReplicas: fewest serving workers.")
-    max_replicas = param.Integer(20, bounds=(1, 1000), doc="maxReplicas: most workers (MAX_WORKERS caps it too).")
+    min_replicas = param.Integer(1, bounds=(1, 1000), label="Min replicas", softbounds=(1, 100), doc="minReplicas: fewest serving workers.")
+    max_replicas = param.Integer(
+        20, bounds=(1, 1000), label="Max replicas", softbounds=(1, 100), doc="maxReplicas: most workers (MAX_WORKERS caps it too)."
+    )
     target_utilization = param.Integer(
-        80, bounds=(1, 100), doc="Target average cpu utilisation in % (busy threads / threads); 80 is the v1 default."
+        80,
+        bounds=(1, 100),
+        label="Target cpu utilisation (%)",
+        doc="Target average cpu utilisation in % (busy threads / threads); 80 is the v1 default.",
     )
-    tolerance = param.Number(0.1, bounds=(0.0, 1.0), step=0.01, doc="No scaling while |utilisation/target - 1| <= tolerance.")
+    tolerance = param.Number(
+        0.1, bounds=(0.0, 1.0), step=0.01, label="Tolerance", doc="No scaling while |utilisation/target - 1| <= tolerance."
+    )
     scale_up_stabilization = param.Number(
-        0.0, bounds=(0.0, 3600.0), step=15.0, doc="scaleUp.stabilizationWindowSeconds: the lowest recommendation within it is used."
+        0.0,
+        bounds=(0.0, 3600.0),
+        step=15.0,
+        label="Scale-up stabilisation window (s)",
+        softbounds=(0, 600),
+        doc="scaleUp.stabilizationWindowSeconds: the lowest recommendation within it is used.",
     )
-    scale_up_pods = param.Integer(4, bounds=(0, 1000), doc="scaleUp Pods policy: workers added per period (0: no Pods policy).")
-    scale_up_pods_period = param.Integer(15, bounds=(1, 1800), doc="scaleUp Pods policy: periodSeconds.")
-    scale_up_percent = param.Integer(100, bounds=(0, 1000), doc="scaleUp Percent policy: % added per period (0: no Percent policy).")
-    scale_up_percent_period = param.Integer(15, bounds=(1, 1800), doc="scaleUp Percent policy: periodSeconds.")
+    scale_up_pods = param.Integer(
+        4,
+        bounds=(0, 1000),
+        label="Scale-up: pods per period",
+        softbounds=(0, 50),
+        doc="scaleUp Pods policy: workers added per period (0: no Pods policy).",
+    )
+    scale_up_pods_period = param.Integer(
+        15, bounds=(1, 1800), label="Scale-up: pods period (s)", softbounds=(1, 300), doc="scaleUp Pods policy: periodSeconds."
+    )
+    scale_up_percent = param.Integer(
+        100,
+        bounds=(0, 1000),
+        label="Scale-up: percent per period",
+        softbounds=(0, 500),
+        doc="scaleUp Percent policy: % added per period (0: no Percent policy).",
+    )
+    scale_up_percent_period = param.Integer(
+        15, bounds=(1, 1800), label="Scale-up: percent period (s)", softbounds=(1, 300), doc="scaleUp Percent policy: periodSeconds."
+    )
     scale_up_select = param.Selector(
-        default="Max", objects=SELECT_POLICIES, doc="scaleUp.selectPolicy: Max (largest change), Min (smallest) or Disabled."
+        default="Max",
+        objects=SELECT_POLICIES,
+        label="Scale-up: policy selection",
+        doc="scaleUp.selectPolicy: Max (largest change), Min (smallest) or Disabled.",
     )
     scale_down_stabilization = param.Number(
-        300.0, bounds=(0.0, 3600.0), step=15.0, doc="scaleDown.stabilizationWindowSeconds: the highest recommendation within it is used."
+        300.0,
+        bounds=(0.0, 3600.0),
+        step=15.0,
+        label="Scale-down stabilisation window (s)",
+        softbounds=(0, 900),
+        doc="scaleDown.stabilizationWindowSeconds: the highest recommendation within it is used.",
     )
-    scale_down_pods = param.Integer(0, bounds=(0, 1000), doc="scaleDown Pods policy: workers removed per period (0: no Pods policy).")
-    scale_down_pods_period = param.Integer(15, bounds=(1, 1800), doc="scaleDown Pods policy: periodSeconds.")
-    scale_down_percent = param.Integer(100, bounds=(0, 100), doc="scaleDown Percent policy: % removed per period (0: no Percent policy).")
-    scale_down_percent_period = param.Integer(15, bounds=(1, 1800), doc="scaleDown Percent policy: periodSeconds.")
+    scale_down_pods = param.Integer(
+        0,
+        bounds=(0, 1000),
+        label="Scale-down: pods per period",
+        softbounds=(0, 50),
+        doc="scaleDown Pods policy: workers removed per period (0: no Pods policy).",
+    )
+    scale_down_pods_period = param.Integer(
+        15, bounds=(1, 1800), label="Scale-down: pods period (s)", softbounds=(1, 300), doc="scaleDown Pods policy: periodSeconds."
+    )
+    scale_down_percent = param.Integer(
+        100,
+        bounds=(0, 100),
+        label="Scale-down: percent per period",
+        doc="scaleDown Percent policy: % removed per period (0: no Percent policy).",
+    )
+    scale_down_percent_period = param.Integer(
+        15, bounds=(1, 1800), label="Scale-down: percent period (s)", softbounds=(1, 300), doc="scaleDown Percent policy: periodSeconds."
+    )
     scale_down_select = param.Selector(
-        default="Max", objects=SELECT_POLICIES, doc="scaleDown.selectPolicy: Max (largest change), Min (smallest) or Disabled."
+        default="Max",
+        objects=SELECT_POLICIES,
+        label="Scale-down: policy selection",
+        doc="scaleDown.selectPolicy: Max (largest change), Min (smallest) or Disabled.",
     )
 
     def check(self) -> None:

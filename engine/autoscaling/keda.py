@@ -16,19 +16,52 @@ class KEDAParams(Section):
 
     key = "keda"
 
-    target_queue_length = param.Number(20.0, bounds=(0.001, 1e6), step=1.0, doc="Trigger value: queued jobs per worker (AverageValue).")
-    activation_threshold = param.Number(
-        0.0, bounds=(0.0, 1e6), step=1.0, doc="activationValue: active while the queue is strictly above it."
+    target_queue_length = param.Number(
+        20.0,
+        bounds=(0.001, 1e6),
+        step=1.0,
+        label="Target queue length per worker",
+        softbounds=(1, 200),
+        doc="Trigger value: queued jobs per worker (AverageValue).",
     )
-    polling_interval = param.Number(30.0, bounds=(1.0, 3600.0), step=5.0, doc="pollingInterval (s): how often activation is checked.")
+    activation_threshold = param.Number(
+        0.0,
+        bounds=(0.0, 1e6),
+        step=1.0,
+        label="Activation threshold (jobs)",
+        softbounds=(0, 100),
+        doc="activationValue: active while the queue is strictly above it.",
+    )
+    polling_interval = param.Number(
+        30.0,
+        bounds=(1.0, 3600.0),
+        step=5.0,
+        label="Polling interval (s)",
+        softbounds=(1, 300),
+        doc="pollingInterval (s): how often activation is checked.",
+    )
     cooldown_period = param.Number(
-        300.0, bounds=(0.0, 86400.0), step=30.0, doc="cooldownPeriod (s) after the last active poll before going to zero."
+        300.0,
+        bounds=(0.0, 86400.0),
+        step=30.0,
+        label="Cooldown period (s)",
+        softbounds=(0, 1800),
+        doc="cooldownPeriod (s) after the last active poll before going to zero.",
     )
     initial_cooldown_period = param.Number(
-        0.0, bounds=(0.0, 86400.0), step=30.0, doc="initialCooldownPeriod (s): no scaling to zero this soon after the start."
+        0.0,
+        bounds=(0.0, 86400.0),
+        step=30.0,
+        label="Initial cooldown (s)",
+        softbounds=(0, 1800),
+        doc="initialCooldownPeriod (s): no scaling to zero this soon after the start.",
     )
-    min_replica_count = param.Integer(0, bounds=(0, 1000), doc="minReplicaCount: 0 lets the workers go to zero when inactive.")
-    max_replica_count = param.Integer(100, bounds=(1, 1000), doc="maxReplicaCount (MAX_WORKERS caps it too).")
+    min_replica_count = param.Integer(
+        0, bounds=(0, 1000), label="Min replicas", softbounds=(0, 100), doc="minReplicaCount: 0 lets the workers go to zero when inactive."
+    )
+    max_replica_count = param.Integer(
+        100, bounds=(1, 1000), label="Max replicas", softbounds=(1, 100), doc="maxReplicaCount (MAX_WORKERS caps it too)."
+    )
 
     def check(self) -> None:
         if self.min_replica_count > self.max_replica_count:

@@ -19,30 +19,78 @@ class KPAParams(Section):
     key = "kpa"
 
     container_concurrency = param.Integer(
-        0, bounds=(0, 1000), doc="Jobs a worker serves at once (containerConcurrency); 0: the workers' threads as reported."
+        0,
+        bounds=(0, 1000),
+        label="Container concurrency (0: threads)",
+        softbounds=(0, 100),
+        doc="Jobs a worker serves at once (containerConcurrency); 0: the workers' threads as reported.",
     )
-    target_percentage = param.Integer(70, bounds=(1, 100), doc="container-concurrency-target-percentage: target = concurrency x this %.")
-    stable_window = param.Number(60.0, bounds=(6.0, 3600.0), step=6.0, doc="stable-window (s): concurrency is averaged over it.")
+    target_percentage = param.Integer(
+        70, bounds=(1, 100), label="Target concurrency (%)", doc="container-concurrency-target-percentage: target = concurrency x this %."
+    )
+    stable_window = param.Number(
+        60.0,
+        bounds=(6.0, 3600.0),
+        step=6.0,
+        label="Stable window (s)",
+        softbounds=(6, 600),
+        doc="stable-window (s): concurrency is averaged over it.",
+    )
     panic_window_percentage = param.Number(
-        10.0, bounds=(1.0, 100.0), step=1.0, doc="panic-window-percentage: panic window as % of the stable window."
+        10.0,
+        bounds=(1.0, 100.0),
+        step=1.0,
+        label="Panic window (% of stable)",
+        doc="panic-window-percentage: panic window as % of the stable window.",
     )
     panic_threshold_percentage = param.Number(
-        200.0, bounds=(110.0, 1000.0), step=10.0, doc="panic-threshold-percentage: panic when panic-window pods / ready >= this %."
+        200.0,
+        bounds=(110.0, 1000.0),
+        step=10.0,
+        label="Panic threshold (%)",
+        doc="panic-threshold-percentage: panic when panic-window pods / ready >= this %.",
     )
-    max_scale_up_rate = param.Number(1000.0, bounds=(1.0, 10000.0), step=1.0, doc="max-scale-up-rate: at most ceil(rate x ready) workers.")
+    max_scale_up_rate = param.Number(
+        1000.0,
+        bounds=(1.0, 10000.0),
+        step=1.0,
+        label="Max scale-up rate",
+        softbounds=(1, 1000),
+        doc="max-scale-up-rate: at most ceil(rate x ready) workers.",
+    )
     max_scale_down_rate = param.Number(
-        2.0, bounds=(1.0, 1000.0), step=0.5, doc="max-scale-down-rate: at least floor(ready / rate) workers."
+        2.0,
+        bounds=(1.0, 1000.0),
+        step=0.5,
+        label="Max scale-down rate",
+        softbounds=(1, 100),
+        doc="max-scale-down-rate: at least floor(ready / rate) workers.",
     )
-    min_scale = param.Integer(0, bounds=(0, 1000), doc="min-scale: fewest workers; 0 allows scaling to zero.")
-    max_scale = param.Integer(0, bounds=(0, 1000), doc="max-scale: most workers; 0: no limit but MAX_WORKERS.")
-    enable_scale_to_zero = param.Boolean(True, doc="enable-scale-to-zero: with min_scale 0, may the last worker go.")
+    min_scale = param.Integer(
+        0, bounds=(0, 1000), label="Min scale", softbounds=(0, 100), doc="min-scale: fewest workers; 0 allows scaling to zero."
+    )
+    max_scale = param.Integer(
+        0, bounds=(0, 1000), label="Max scale (0: none)", softbounds=(0, 100), doc="max-scale: most workers; 0: no limit but MAX_WORKERS."
+    )
+    enable_scale_to_zero = param.Boolean(
+        True, label="Allow scaling to zero", doc="enable-scale-to-zero: with min_scale 0, may the last worker go."
+    )
     scale_to_zero_grace_period = param.Number(
         30.0,
         bounds=(0.0, 3600.0),
         step=5.0,
+        label="Scale-to-zero grace period (s)",
+        softbounds=(0, 300),
         doc="scale-to-zero-grace-period (s): zero must be wanted this long before the last worker goes.",
     )
-    scale_down_delay = param.Number(0.0, bounds=(0.0, 3600.0), step=5.0, doc="scale-down-delay (s): the highest want within it is used.")
+    scale_down_delay = param.Number(
+        0.0,
+        bounds=(0.0, 3600.0),
+        step=5.0,
+        label="Scale-down delay (s)",
+        softbounds=(0, 600),
+        doc="scale-down-delay (s): the highest want within it is used.",
+    )
 
     def check(self) -> None:
         if self.max_scale and self.min_scale > self.max_scale:

@@ -32,15 +32,25 @@ from engine.core.params import ParamError, Section
 
 @dataclass(frozen=True)
 class PolicyEntry:
-    """One row of the policy table: how to build the policy from the live sections it reads."""
+    """One row of the policy table: how to build the policy from the live sections it reads.
+
+    ``reads``: parameters of shared sections that only this policy reads (``autoscaler.MIN_AVG_TIME``), so a
+    UI can hide them while another policy is chosen.
+    """
 
     build: Callable[[Mapping[str, Section]], ScalingPolicy]
     sections: tuple[str, ...]
     doc: str
+    reads: tuple[str, ...] = ()
 
 
 POLICIES: dict[str, PolicyEntry] = {
-    "queue_drain": PolicyEntry(lambda s: QueueDrainPolicy(), (), "the seed's drain-time band [MIN_AVG_TIME, MAX_AVG_TIME]"),
+    "queue_drain": PolicyEntry(
+        lambda s: QueueDrainPolicy(),
+        (),
+        "the seed's drain-time band [MIN_AVG_TIME, MAX_AVG_TIME]",
+        reads=("autoscaler.MIN_AVG_TIME", "autoscaler.MAX_AVG_TIME", "autoscaler.MIN_MEASURE_LOAD_HB"),
+    ),
     "hpa": PolicyEntry(lambda s: HPAPolicy(s.get("hpa")), ("hpa",), "Kubernetes HPA v2 on cpu utilisation, with behavior"),
     "kpa": PolicyEntry(lambda s: KPAPolicy(s.get("kpa")), ("kpa",), "Knative KPA on concurrency, stable and panic windows"),
     "keda": PolicyEntry(
@@ -60,8 +70,23 @@ class PolicyParams(Section):
     kind = param.Selector(
         default="queue_drain",
         objects=list(POLICIES),
+        label="Scaling policy",
         doc="; ".join(f"{k}: {e.doc}" for k, e in POLICIES.items()) + ".",
     )
+
+
+def policies_reading(key: str) -> frozenset[str] | None:
+    """The policies that read a section (``"hpa"``) or a parameter (``"autoscaler.MIN_AVG_TIME"``); None: every policy.
+
+    A section named by a policy's ``sections`` belongs to those policies (KEDA reads the hpa section's behavior
+    too); a parameter named by a policy's ``reads`` to those; a parameter of such a section to its section's.
+    """
+    section = key.split(".", 1)[0]
+    by_param = frozenset(k for k, e in POLICIES.items() if key in e.reads)
+    if by_param:
+        return by_param
+    by_section = frozenset(k for k, e in POLICIES.items() if section in e.sections)
+    return by_section or None
 
 
 def make_policy(sections: Mapping[str, Section]) -> ScalingPolicy:

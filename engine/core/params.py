@@ -31,6 +31,8 @@ class Section(param.Parameterized):
     """
 
     key: ClassVar[str] = ""
+    #: Labels of ``MIN_X``/``MAX_X`` pairs that a UI shows as one range (``("MIN_X", "MAX_X"): "X band (s)"``).
+    range_labels: ClassVar[dict[tuple[str, str], str]] = {}
 
     def check(self) -> None:
         """Raise :class:`ParamError` when the current combination is not allowed."""

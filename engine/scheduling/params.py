@@ -26,8 +26,9 @@ def weight_name(priority_key: str) -> str:
     return f"weight_{priority_key}"
 
 
-def _weight(default: float, doc: str) -> param.Number:
-    return param.Number(default, bounds=(0.0, 100.0), step=0.5, doc=doc)
+def _weight(default: float, priority: str, doc: str) -> param.Number:
+    """A priority's weight: up to 100, the slider spanning 0-10 (a typed value goes beyond)."""
+    return param.Number(default, bounds=(0.0, 100.0), softbounds=(0.0, 10.0), step=0.5, label=f"{priority} weight", doc=doc)
 
 
 class SchedulerParams(Section):
@@ -38,36 +39,59 @@ class SchedulerParams(Section):
     mode = param.Selector(
         default="skippy",
         objects=["skippy", "kube"],
+        label="Scoring mode",
         doc="Scoring rules: 'skippy' reproduces edgerun-skippy-core 0.1.1 (0-10 scale); 'kube' follows current kube-scheduler (0-100).",
     )
     weight_balanced_resource = _weight(
-        1.0, "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike."
+        1.0,
+        "BalancedResource",
+        "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike.",
     )
     weight_latency_aware_image_locality = _weight(
-        1.0, "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest."
+        1.0, "LatencyAwareImageLocality", "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest."
     )
-    weight_locality_type = _weight(1.0, "Skippy LocalityType: prefer edge nodes (locality.skippy.io/type=edge).")
-    weight_data_locality = _weight(1.0, "Skippy DataLocality: prefer nodes with fast links to the storage nodes holding the pod's data.")
-    weight_capability = _weight(1.0, "Skippy Capability: prefer nodes offering the capabilities the pod's labels ask for.")
+    weight_locality_type = _weight(1.0, "LocalityType", "Skippy LocalityType: prefer edge nodes (locality.skippy.io/type=edge).")
+    weight_data_locality = _weight(
+        1.0, "DataLocality", "Skippy DataLocality: prefer nodes with fast links to the storage nodes holding the pod's data."
+    )
+    weight_capability = _weight(1.0, "Capability", "Skippy Capability: prefer nodes offering the capabilities the pod's labels ask for.")
     weight_image_locality = _weight(
-        0.0, "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread."
+        0.0, "ImageLocality", "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread."
     )
     weight_balanced_allocation = _weight(
-        0.0, "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced."
+        0.0, "BalancedAllocation", "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced."
     )
-    weight_least_allocated = _weight(0.0, "Kubernetes NodeResourcesFit (LeastAllocated): prefer the emptiest nodes, spreading load.")
+    weight_least_allocated = _weight(
+        0.0, "LeastAllocated", "Kubernetes NodeResourcesFit (LeastAllocated): prefer the emptiest nodes, spreading load."
+    )
     percentage_of_nodes_to_score = param.Integer(
         100,
         bounds=(0, 100),
+        label="Nodes to score (%)",
         doc="Stop filtering after this share of the nodes passed (0: adaptive, 50% minus 1% per 125 nodes, at least 5%; never fewer than 100 nodes).",
     )
-    avoid_storage_nodes = param.Boolean(True, doc="Never place pods on storage nodes (Skippy's default label-absence predicate).")
-    schedule_fixed_cost = param.Number(
-        0.005, bounds=(0.0, 60.0), step=0.001, doc="Simulated seconds one scheduling decision costs, whatever the cluster size."
+    avoid_storage_nodes = param.Boolean(
+        True, label="Avoid storage nodes", doc="Never place pods on storage nodes (Skippy's default label-absence predicate)."
     )
-    schedule_cost_per_node = param.Number(1e-5, bounds=(0.0, 1.0), step=1e-5, doc="Simulated seconds added per node scored.")
+    schedule_fixed_cost = param.Number(
+        0.005,
+        bounds=(0.0, 60.0),
+        step=0.001,
+        label="Decision cost (simulated s)",
+        softbounds=(0, 1),
+        doc="Simulated seconds one scheduling decision costs, whatever the cluster size.",
+    )
+    schedule_cost_per_node = param.Number(
+        1e-5,
+        bounds=(0.0, 1.0),
+        step=1e-5,
+        label="Cost per node scored (simulated s)",
+        softbounds=(0, 0.001),
+        doc="Simulated seconds added per node scored.",
+    )
     gpu_policy = param.Selector(
         default="weighted",
+        label="GPU policy",
         objects=["weighted", *GPU_POLICIES],
         doc="weighted: the mode's weighted priorities above. Otherwise one GPU-sharing policy of the FGD paper (Weng et al., "
         "ATC 2023) scores the feasible nodes alone, 0-100, and picks the devices: Random, DotProd, GpuClustering, "
@@ -75,12 +99,14 @@ class SchedulerParams(Section):
     )
     tie_break = param.Selector(
         default="node_order",
+        label="GPU policy ties",
         objects=["node_order", "random"],
         doc="GPU policies, nodes with the best score: node_order takes the first in a fixed seeded node order (the FGD "
         "artifact: smallest name, names with a random prefix); random takes a random one for each pod (stock kube-scheduler).",
     )
     fgd_score = param.Selector(
         default="artifact",
+        label="FGD score",
         objects=["artifact", "exact"],
         doc="FGD's score: artifact is int(100*sigmoid(change/1000 milli-GPU)), about 40 milli-GPU per step near 0, so "
         "near-equal nodes tie; exact scores the fragmentation change itself.",

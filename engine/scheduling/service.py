@@ -45,7 +45,11 @@ from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, Pod
 from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
-from engine.scheduling.params import SchedulerParams
+from engine.scheduling.params import SchedulerParams, weight_name
+
+#: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
+#: a recorded decision with new weights through it).
+PRIORITY_WEIGHTS: dict[str, str] = {p.name: weight_name(p.key) for p in PRIORITIES}
 
 NODES = table(
     "nodes",

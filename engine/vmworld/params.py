@@ -13,19 +13,77 @@ class PlatformParams(Section):
 
     key = "platform"
 
-    boot_time = param.Number(40.0, bounds=(0.0, 3600.0), step=1.0, doc="Mean seconds for a created VM to boot (PENDING to ACTIVE).")
-    resume_time = param.Number(8.0, bounds=(0.0, 3600.0), step=1.0, doc="Mean seconds for a suspended VM to come back ACTIVE.")
-    suspend_time = param.Number(3.0, bounds=(0.0, 600.0), step=1.0, doc="Mean seconds for a VM to suspend.")
-    app_start_time = param.Number(2.0, bounds=(0.0, 600.0), step=0.5, doc="Mean seconds from ACTIVE until the app daemon is READY.")
-    app_init_time = param.Number(3.0, bounds=(0.0, 600.0), step=0.5, doc="Mean seconds an app spends in INIT before RUNNING.")
-    delay_cv = param.Number(
-        0.2, bounds=(0.0, 2.0), step=0.05, doc="Coefficient of variation of every delay above (gamma distributed; 0 is fixed)."
+    boot_time = param.Number(
+        40.0,
+        bounds=(0.0, 3600.0),
+        step=1.0,
+        label="Boot time (s)",
+        softbounds=(0, 300),
+        doc="Mean seconds for a created VM to boot (PENDING to ACTIVE).",
     )
-    boot_failure_prob = param.Number(0.0, bounds=(0.0, 1.0), step=0.01, doc="Probability that a created VM fails to boot (FAILED).")
-    worker_threads = param.Integer(4, bounds=(1, 256), doc="Worker threads per worker VM (jobs served at once).")
-    heartbeat_interval = param.Number(2.0, bounds=(0.1, 600.0), step=0.5, doc="Seconds between two heartbeats of a running app.")
-    heartbeat_loss = param.Number(0.0, bounds=(0.0, 1.0), step=0.01, doc="Probability that a heartbeat or app command datagram is lost.")
-    app_command_latency = param.Number(0.05, bounds=(0.0, 60.0), step=0.05, doc="Seconds an app command datagram takes to arrive.")
+    resume_time = param.Number(
+        8.0,
+        bounds=(0.0, 3600.0),
+        step=1.0,
+        label="Resume time (s)",
+        softbounds=(0, 120),
+        doc="Mean seconds for a suspended VM to come back ACTIVE.",
+    )
+    suspend_time = param.Number(
+        3.0, bounds=(0.0, 600.0), step=1.0, label="Suspend time (s)", softbounds=(0, 60), doc="Mean seconds for a VM to suspend."
+    )
+    app_start_time = param.Number(
+        2.0,
+        bounds=(0.0, 600.0),
+        step=0.5,
+        label="App start time (s)",
+        softbounds=(0, 60),
+        doc="Mean seconds from ACTIVE until the app daemon is READY.",
+    )
+    app_init_time = param.Number(
+        3.0,
+        bounds=(0.0, 600.0),
+        step=0.5,
+        label="App INIT time (s)",
+        softbounds=(0, 60),
+        doc="Mean seconds an app spends in INIT before RUNNING.",
+    )
+    delay_cv = param.Number(
+        0.2,
+        bounds=(0.0, 2.0),
+        step=0.05,
+        label="Delay variability (CV)",
+        doc="Coefficient of variation of every delay above (gamma distributed; 0 is fixed).",
+    )
+    boot_failure_prob = param.Number(
+        0.0, bounds=(0.0, 1.0), step=0.01, label="Boot failure probability", doc="Probability that a created VM fails to boot (FAILED)."
+    )
+    worker_threads = param.Integer(
+        4, bounds=(1, 256), label="Threads per worker", softbounds=(1, 32), doc="Worker threads per worker VM (jobs served at once)."
+    )
+    heartbeat_interval = param.Number(
+        2.0,
+        bounds=(0.1, 600.0),
+        step=0.5,
+        label="Heartbeat interval (s)",
+        softbounds=(0.1, 30),
+        doc="Seconds between two heartbeats of a running app.",
+    )
+    heartbeat_loss = param.Number(
+        0.0,
+        bounds=(0.0, 1.0),
+        step=0.01,
+        label="Heartbeat loss probability",
+        doc="Probability that a heartbeat or app command datagram is lost.",
+    )
+    app_command_latency = param.Number(
+        0.05,
+        bounds=(0.0, 60.0),
+        step=0.05,
+        label="App command latency (s)",
+        softbounds=(0, 2),
+        doc="Seconds an app command datagram takes to arrive.",
+    )
 
 
 class FaultParams(Section):
@@ -33,11 +91,31 @@ class FaultParams(Section):
 
     key = "faults"
 
-    master_crash_at = param.List(default=[], item_type=(int, float), doc="Simulated times (s) at which the master VM crashes.")
-    worker_crash_at = param.List(default=[], item_type=(int, float), doc="Simulated times (s) at which a random worker VM crashes.")
-    heartbeat_outages = param.List(default=[], doc="[start, duration] pairs (s) during which every heartbeat is lost.")
-    master_crash_rate = param.Number(0.0, bounds=(0.0, 100.0), step=0.1, doc="Random master crashes per simulated hour.")
-    worker_crash_rate = param.Number(0.0, bounds=(0.0, 100.0), step=0.1, doc="Random crashes per worker VM per simulated hour.")
+    master_crash_at = param.List(
+        default=[], item_type=(int, float), label="Master crash times (s)", doc="Simulated times (s) at which the master VM crashes."
+    )
+    worker_crash_at = param.List(
+        default=[], item_type=(int, float), label="Worker crash times (s)", doc="Simulated times (s) at which a random worker VM crashes."
+    )
+    heartbeat_outages = param.List(
+        default=[], label="Heartbeat outages [start, duration] (s)", doc="[start, duration] pairs (s) during which every heartbeat is lost."
+    )
+    master_crash_rate = param.Number(
+        0.0,
+        bounds=(0.0, 100.0),
+        step=0.1,
+        label="Master crashes per hour",
+        softbounds=(0, 10),
+        doc="Random master crashes per simulated hour.",
+    )
+    worker_crash_rate = param.Number(
+        0.0,
+        bounds=(0.0, 100.0),
+        step=0.1,
+        label="Crashes per worker per hour",
+        softbounds=(0, 10),
+        doc="Random crashes per worker VM per simulated hour.",
+    )
 
     def check(self) -> None:
         for i, pair in enumerate(self.heartbeat_outages):
@@ -82,25 +160,29 @@ class ControllerParams(Section):
 
     seed_exact = param.Boolean(
         True,
+        label="Seed-exact mode",
         doc="Decide exactly as the original VMScheduler: whole-second clock for ages, its command order, no extensions.",
     )
     drain_above_cap = param.Boolean(
         False,
+        label="Drain workers above a lowered cap",
         doc="Extension: at most MAX_WORKERS serve: the serving workers above it are drained (cap_shutdown) and workers "
         "coming up beyond it are suspended (cap_suspend). The original only stops creating workers at the cap.",
     )
     cap_resumes = param.Boolean(
         False,
+        label="Never resume past the cap",
         doc="Extension: never resume suspended workers past MAX_WORKERS, in a scale-out or a master recovery (the original resumes them regardless).",
     )
     resume_when_stuck = param.Boolean(
         False,
+        label="Resume a worker when stuck",
         doc="Extension: when work is queued, no worker serves or starts and some are suspended (the original's dead end: "
         "it never resumes them), resume one (stuck_resume).",
     )
-
     resume_timeout = param.Boolean(
         False,
+        label="Time out a RESUME",
         doc="Extension: a VM told to RESUME that sends no heartbeat within MAX_TRANSITION_TIME is deleted (r1_resume_timeout). "
         "The original waits MAX_STARTUP_TIME, counting it as starting (no scaling) meanwhile: e.g. a worker that crashed "
         "while its SUSPEND was refused (it was booting) and so never suspended.",

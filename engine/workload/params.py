@@ -23,48 +23,96 @@ class WorkloadParams(Section):
 
     key = "workload"
 
-    pattern = param.Selector(default="poisson", objects=WORKLOAD_PATTERNS, doc="Arrival process.")
+    pattern = param.Selector(default="poisson", objects=WORKLOAD_PATTERNS, label="Arrival pattern", doc="Arrival process.")
     rate = param.Number(
         4.0,
         bounds=(0.0, 100000.0),
         step=0.5,
+        label="Arrival rate (jobs/s)",
+        softbounds=(0, 50),
         doc="Mean arrivals per second (the base rate of every pattern); for the trace pattern a multiple of the trace's intensity (1 replays it as recorded).",
     )
-    service_time = param.Number(5.0, bounds=(0.001, 86400.0), step=0.5, doc="Mean seconds a job needs on a reference-speed worker thread.")
-    service_cv = param.Number(
-        0.5, bounds=(0.0, 5.0), step=0.05, doc="Coefficient of variation of service times (gamma; 0 is fixed, 1 exponential)."
+    service_time = param.Number(
+        5.0,
+        bounds=(0.001, 86400.0),
+        step=0.5,
+        label="Mean service time (s)",
+        softbounds=(0.1, 60),
+        doc="Mean seconds a job needs on a reference-speed worker thread.",
     )
-    diurnal_amplitude = param.Number(0.6, bounds=(0.0, 1.0), step=0.05, doc="Diurnal pattern: relative swing of the rate around its mean.")
-    diurnal_period = param.Number(3600.0, bounds=(60.0, 604800.0), step=60.0, doc="Diurnal pattern: seconds per cycle.")
+    service_cv = param.Number(
+        0.5,
+        bounds=(0.0, 5.0),
+        step=0.05,
+        label="Service time variability (CV)",
+        doc="Coefficient of variation of service times (gamma; 0 is fixed, 1 exponential).",
+    )
+    diurnal_amplitude = param.Number(
+        0.6, bounds=(0.0, 1.0), step=0.05, label="Diurnal swing", doc="Diurnal pattern: relative swing of the rate around its mean."
+    )
+    diurnal_period = param.Number(
+        3600.0,
+        bounds=(60.0, 604800.0),
+        step=60.0,
+        label="Diurnal period (s)",
+        softbounds=(60, 86400),
+        doc="Diurnal pattern: seconds per cycle.",
+    )
     steps = param.List(
         default=[[0.0, 1.0], [600.0, 3.0], [1200.0, 1.0]],
+        label="Rate steps [time s, multiple]",
         doc="Steps pattern: [time in s, multiple of rate] pairs; each holds until the next.",
     )
-    burst_every = param.Number(600.0, bounds=(1.0, 86400.0), step=10.0, doc="Bursts pattern: seconds between burst starts.")
-    burst_duration = param.Number(60.0, bounds=(1.0, 86400.0), step=5.0, doc="Bursts pattern: seconds a burst lasts.")
-    burst_factor = param.Number(5.0, bounds=(1.0, 1000.0), step=0.5, doc="Bursts pattern: rate multiple during a burst.")
+    burst_every = param.Number(
+        600.0,
+        bounds=(1.0, 86400.0),
+        step=10.0,
+        label="Time between bursts (s)",
+        softbounds=(10, 3600),
+        doc="Bursts pattern: seconds between burst starts.",
+    )
+    burst_duration = param.Number(
+        60.0, bounds=(1.0, 86400.0), step=5.0, label="Burst length (s)", softbounds=(1, 600), doc="Bursts pattern: seconds a burst lasts."
+    )
+    burst_factor = param.Number(
+        5.0,
+        bounds=(1.0, 1000.0),
+        step=0.5,
+        label="Burst rate multiple",
+        softbounds=(1, 50),
+        doc="Bursts pattern: rate multiple during a burst.",
+    )
     trace_file = param.String(
         "",
+        label="Trace file",
         doc="Trace pattern: the trace CSV, relative to data/traces or absolute (e.g. azure-functions-2019/invocations.csv).",
     )
     trace_format = param.Selector(
         default="azure2019",
         objects=TRACE_FORMATS,
+        label="Trace format",
         doc="Trace pattern: azure2019 (per-minute counts), azure2021 (per invocation: end_timestamp - duration) or openb (pod creation_time).",
     )
     trace_function = param.String(
         "",
+        label="Trace part",
         doc="Trace pattern: part of the trace to replay, '' for all; azure2019 a HashFunction prefix or row3 / '#3', azure2021 a func or app prefix, openb a qos class; commas sum several.",
     )
     trace_speedup = param.Number(
         1.0,
         bounds=(0.001, 1000000.0),
         step=1.0,
+        label="Trace speed-up",
+        softbounds=(1, 100),
         doc="Trace pattern: trace seconds replayed per simulated second (12 plays a day in 2 hours).",
     )
-    trace_loop = param.Boolean(False, doc="Trace pattern: start the trace over when it ends (otherwise arrivals stop).")
+    trace_loop = param.Boolean(
+        False, label="Loop the trace", doc="Trace pattern: start the trace over when it ends (otherwise arrivals stop)."
+    )
     trace_service = param.Boolean(
-        False, doc="Take service times from the trace's durations instead of service_time/service_cv (azure2019 and azure2021 only)."
+        False,
+        label="Service times from the trace",
+        doc="Take service times from the trace's durations instead of service_time/service_cv (azure2019 and azure2021 only).",
     )
 
     def check(self) -> None:

@@ -1,22 +1,33 @@
-"""The live session and the dashboard objects, without a browser."""
+"""The live session, the controls and the dashboard objects, without a browser."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import holoviews as hv
 import numpy as np
 import pytest
 
-from dashboard.controls import SectionControls, range_pairs
+from dashboard import session as session_module
+from dashboard.controls import SectionControls, label_of, range_pairs
 from dashboard.session import ComparePair, LiveSession
-from engine import SECTION_CLASSES, tunable_names
+from engine import SECTION_CLASSES, Simulation, tunable_names
 
 
+def ticked(d, n: int = 5, wall: float = 0.5):
+    for _ in range(n):
+        d.session.tick(wall, budget=10.0)
+        d.refresh()
+    return d
+
+
+# -- the session ---------------------------------------------------------------------------------------------------------
 def test_tick_advances_by_speed_times_wall_time_and_pause_stops_it():
     s = LiveSession("default")
     s.speed = 100.0
-    s.tick(0.1)
+    assert s.tick(0.1) == pytest.approx(10.0)
     assert s.sim.now == pytest.approx(10.0)
     s.playing = False
     s.tick(0.1)
@@ -30,6 +41,26 @@ def test_a_stalled_tick_does_not_jump_far_ahead():
     s.speed = 10.0
     s.tick(60.0)
     assert s.sim.now <= 10.0 * 0.5 + 1e-9
+
+
+def test_a_tick_stops_when_its_wall_budget_is_spent_and_the_achieved_speed_says_so(monkeypatch):
+    """A slow engine (each slice costs 30 ms on a fake clock) must not hold the server: the tick gives up the rest."""
+    s = LiveSession("default")
+    s.speed = 3600.0
+    clock = [0.0]
+    monkeypatch.setattr(session_module.time, "perf_counter", lambda: clock[0])
+    real_advance = s.sim.advance
+
+    def slow_advance(until):
+        clock[0] += 0.03
+        return real_advance(until)
+
+    s.sim.advance = slow_advance
+    advanced = s.tick(0.1, budget=0.04)  # asked for 360 simulated seconds
+    assert 0 < advanced < 360.0
+    assert clock[0] <= 0.04 + 0.03 + 1e-9  # at most one slice past the budget
+    assert s.achieved_speed() == pytest.approx(advanced / 0.1)
+    assert s.achieved_speed() < s.speed
 
 
 def test_bad_combination_returns_the_message_and_keeps_the_last_valid_values():
@@ -59,7 +90,7 @@ def test_poll_hands_each_sample_out_once_and_kpis_follow():
     assert k["vm_hours"] > 0
 
 
-def test_reset_keeps_changes_and_scenario_change_drops_them():
+def test_reset_keeps_changes_and_a_scenario_switch_drops_them_and_takes_the_new_scenarios_seed():
     s = LiveSession("default")
     s.apply({"autoscaler.MAX_WORKERS": 4})
     s.tick(0.5)
@@ -67,163 +98,30 @@ def test_reset_keeps_changes_and_scenario_change_drops_them():
     s.reset()
     assert s.generation == gen + 1 and s.sim.now == 0.0
     assert s.sim.sections["autoscaler"].MAX_WORKERS == 4
-    s.scenario = "edge"
+    s.scenario = "edge"  # edge.yaml says run.seed 2; default's seed 1 must not carry over
     assert s.overrides == {} and s.sim.sections["autoscaler"].MAX_WORKERS == 24 and s.sim.now == 0.0
+    assert s.seed == 2 and s.sim.seed == 2
 
 
-def test_compare_pair_runs_the_same_seed_with_two_parameter_sets():
+def test_release_lets_go_of_the_simulation():
+    s = LiveSession("default")
+    s.tick(0.5)
+    s.release()
+    assert s.stopped and s.sim is None and s.feed is None
+    s.tick(0.5)  # a late tick is harmless
+
+
+def test_compare_pair_runs_the_same_seed_with_two_parameter_sets_on_one_clock():
     pair = ComparePair("default", None)
     assert pair.a.sim.seed == pair.b.sim.seed
     assert pair.b.sim.sections["autoscaler"].MAX_WORKERS == pair.a.sim.sections["autoscaler"].MAX_WORKERS // 2
     for _ in range(10):
-        pair.tick(0.5)
-    assert pair.a.sim.now == pair.b.sim.now > 0
+        pair.tick(0.5, speed=120.0, budget=10.0)  # no wall budget here: the clock, not the machine, decides
+    assert pair.a.sim.now == pair.b.sim.now == pytest.approx(600.0)
     for s in pair.sessions:
         s.poll()
     diff = pair.kpi_difference()
     assert list(diff["kpi"]) == ["queue", "active_workers", "wait_p95", "vm_hours", "outside_band"]
-
-
-def test_session_module_imports_no_ui():
-    code = "import sys, dashboard.session; print(any(m.split('.')[0] in ('panel', 'bokeh', 'holoviews') for m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "False"
-
-
-@pytest.mark.parametrize("key", [k for k in SECTION_CLASSES if k not in ("run",)])
-def test_controls_come_from_the_param_classes(key):
-    live = SECTION_CLASSES[key]()
-    sent = []
-    ctl = SectionControls(live, lambda changes: sent.append(changes), key)
-    paired = {n for pair in range_pairs(live) for n in pair}
-    for name in tunable_names(live):
-        p = live.param[name]
-        if name in paired or name not in ctl.widgets:
-            continue
-        w = ctl.widgets[name]
-        if getattr(p, "bounds", None) and getattr(w, "start", None) is not None:
-            assert (w.start, w.end) == tuple(p.bounds), name
-        assert w.value == getattr(live, name)
-
-
-def test_min_max_pair_is_one_range_and_a_bad_range_shows_an_alert_without_changing_the_engine():
-    s = LiveSession("default")
-    ctl = SectionControls(s.sim.sections["autoscaler"], s.apply, "autoscaler")
-    assert "MIN_AVG_TIME..MAX_AVG_TIME" in ctl.widgets
-    ctl._send({"autoscaler.MIN_AVG_TIME": 20.0, "autoscaler.MAX_AVG_TIME": 20.0})
-    assert ctl.alert.visible and "MIN_AVG_TIME" in ctl.alert.object
-    assert s.sim.sections["autoscaler"].MAX_AVG_TIME == 30.0
-    ctl.copy.MAX_WORKERS = 2
-    assert not ctl.alert.visible
-    assert s.sim.sections["autoscaler"].MAX_WORKERS == 2
-
-
-def test_dashboard_streams_into_bounded_sources():
-    from dashboard import views
-    from dashboard.ui import Dashboard
-
-    d = Dashboard("default")
-    d.session.speed = 3600.0
-    for _ in range(6):
-        d.session.tick(0.5)
-        d.refresh()
-    src = d.views.sources["live"]
-    n = len(src.data["time"])
-    assert 0 < n <= views.WINDOW
-    assert d.session.sim.sample_count > views.WINDOW  # the window rolled over
-    assert np.all(np.diff(src.data["time"]) > 0)
-    d.events.flush()
-    assert 0 < d.events.table.object.count("<tr class=") <= views.EVENT_ROWS
-
-
-def test_placement_views_degrade_without_a_cluster(plain):
-    from dashboard.ui import Dashboard
-
-    d = Dashboard(plain)
-    d.session.tick(0.5)
-    d.refresh()
-    d.refresh()
-    d.refresh()
-    assert d.placement.note.visible and not d.placement.plot.visible
-    assert d.node_fault.disabled
-
-
-def test_score_heatmap_follows_a_weight_change(clustered):
-    from dashboard.ui import Dashboard
-
-    d = Dashboard(clustered)
-    d.session.speed = 600.0
-    for _ in range(5):
-        d.session.tick(0.5)
-        d.refresh()
-    for _ in range(3):
-        d.refresh()
-    cells = d.scores.source.data
-    assert len(cells["weighted"]) > 0
-    assert d.placement.source.data["image"][0].shape[0] == len(d.session.sim.frame("nodes"))
-    sched = d.controls.sections["scheduler"]
-    sched.copy.weight_locality_type = 0.0
-    assert d.session.sim.sections["scheduler"].weight_locality_type == 0.0
-    d.session.inject("worker_crash")
-    for _ in range(20):
-        d.session.tick(0.5)
-        d.refresh()
-        cells = d.scores.source.data
-        lt = [w for p, w in zip(cells["priority"], cells["weighted"], strict=True) if p == "LocalityType"]
-        if lt and all(v == 0 for v in lt):
-            break
-    assert lt and all(v == 0 for v in lt)
-
-
-def test_policy_parameter_cards_show_only_for_the_chosen_policy():
-    from dashboard.ui import Dashboard
-
-    d = Dashboard("default")
-    ctl = d.controls
-    key, name, named = ctl._chooser
-    assert (key, name, named) == ("policy", "kind", {"hpa", "kpa", "keda"})
-    choice = sorted(named)[0]
-    ctl.sections[key].copy.param.update(**{name: choice})
-    assert getattr(d.session.sim.sections[key], name) == choice
-    assert all(ctl.cards[k].visible == (k == choice) for k in named if k in ctl.cards)
-
-
-def test_a_downloaded_recording_replays_into_a_live_session():
-    import json
-
-    from dashboard.ui import Dashboard
-
-    d = Dashboard("default")
-    d.session.apply({"autoscaler.MAX_WORKERS": 5})
-    d.session.speed = 600.0
-    for _ in range(3):
-        d.session.tick(0.5)
-        d.refresh()
-    d.session.inject("master_crash")
-    d.session.tick(0.5)
-    text = d._recording_file().getvalue()
-    other = Dashboard("default")
-    other.replay.value = text.encode()
-    assert not other.fault_alert.visible, other.fault_alert.object
-    assert other.session.sim.now == pytest.approx(d.session.sim.now)
-    assert other.session.sim.sections["autoscaler"].MAX_WORKERS == 5
-    assert other.controls.sections["autoscaler"].copy.MAX_WORKERS == 5
-    assert json.loads(text)["seed"] == other.session.sim.seed
-    other.session.tick(0.1)
-    other.refresh()
-    assert len(other.views.sources["live"].data["time"]) == other.session.sim.sample_count
-
-
-def test_the_dashboard_renders_as_one_object_for_notebooks():
-    import panel as pn
-    from bokeh.models import Model
-
-    from dashboard.ui import Dashboard
-
-    model = pn.panel(Dashboard("default")).get_root()
-    assert isinstance(model, Model)
-    names = {m.name for m in model.select({"type": Model}) if m.name}
-    assert {"samples-live", "placement-grid", "score-cells"} <= names
 
 
 def test_compare_can_pit_two_policies_against_each_other():
@@ -234,9 +132,321 @@ def test_compare_can_pit_two_policies_against_each_other():
     assert pair.a.sim.now == pair.b.sim.now > 0
 
 
+def test_session_and_frames_modules_import_no_ui():
+    code = (
+        "import sys, dashboard.session, dashboard.frames, dashboard.feed; "
+        "print(any(m.split('.')[0] in ('panel', 'bokeh', 'holoviews') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+
+
+# -- controls --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", [k for k in SECTION_CLASSES if k not in ("run",)])
+def test_controls_come_from_the_param_classes(key):
+    live = SECTION_CLASSES[key]()
+    ctl = SectionControls(live, lambda changes: None, key)
+    paired = {n for pair in range_pairs(live) for n in pair}
+    for name in tunable_names(live):
+        if name in paired or name not in ctl.controls:
+            continue
+        p, control = live.param[name], ctl.controls[name]
+        assert control.widget.value == getattr(live, name)
+        if hasattr(control, "entry"):  # numbers: the box has the label and a tooltip naming the parameter
+            assert control.entry.label == label_of(p) and f"{key}.{name}" in control.entry.description
+            assert control.entry.start is None and control.entry.end is None  # typed values reach the engine, which judges them
+        if getattr(control, "slider", None) is not None:
+            soft = p.softbounds or p.bounds
+            assert (control.slider.start, control.slider.end) == tuple(soft), name
+
+
+def test_labels_are_human_and_the_slider_spans_the_soft_range():
+    s = LiveSession("default")
+    ctl = SectionControls(s.sim.sections["autoscaler"], s.apply, "autoscaler")
+    cap = ctl.controls["MAX_WORKERS"]
+    assert cap.entry.label == "Max workers" and (cap.slider.start, cap.slider.end) == (1, 100)  # of the hard 1-1000
+    band = ctl.controls["MIN_AVG_TIME..MAX_AVG_TIME"]
+    assert band.low.label.startswith("Queue-drain band (s)") and (band.slider.start, band.slider.end) == (0.0, 300.0)
+    assert ctl.controls["MIN_MEASURE_LOAD_HB"].entry.label == "Heartbeats per measurement"
+
+
+def test_an_out_of_range_typed_value_shows_the_allowed_range_and_the_box_returns_to_the_value_in_force():
+    s = LiveSession("default")
+    ctl = SectionControls(s.sim.sections["autoscaler"], s.apply, "autoscaler")
+    cap = ctl.controls["MAX_WORKERS"]
+    for typed in (5000, 0):
+        cap.entry.value = typed
+        assert cap.message.visible and "[1, 1000]" in cap.message.object and str(typed) in cap.message.object
+        assert cap.entry.value == 20 and cap.slider.value == 20
+        assert s.sim.sections["autoscaler"].MAX_WORKERS == 20
+    cap.entry.value = 500  # beyond the slider, inside the bounds: applied, and the slider widens to reach it
+    assert not cap.message.visible and s.sim.sections["autoscaler"].MAX_WORKERS == 500
+    assert cap.slider.end == 500 and cap.slider.value == 500
+
+
+def test_min_above_max_quotes_the_typed_value_and_both_ends_return():
+    s = LiveSession("default")
+    ctl = SectionControls(s.sim.sections["autoscaler"], s.apply, "autoscaler")
+    band = ctl.controls["MIN_AVG_TIME..MAX_AVG_TIME"]
+    band.low.value = 45.5
+    assert band.message.visible and "45.5" in band.message.object and "MAX_AVG_TIME" in band.message.object
+    assert (band.low.value, band.high.value) == (10.0, 30.0) and band.slider.value == (10.0, 30.0)
+    assert s.sim.sections["autoscaler"].MIN_AVG_TIME == 10.0
+    ctl.copy.MAX_WORKERS = 2  # a change made in code goes the same way
+    assert not band.message.visible and s.sim.sections["autoscaler"].MAX_WORKERS == 2
+    assert ctl.controls["MAX_WORKERS"].entry.value == 2
+
+
+def test_policy_parameters_open_inside_the_policy_card_and_controls_of_other_policies_hide():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    ctl = d.controls
+    policy_card = ctl.cards["policy"]
+    assert set(ctl.policy_cards) == {"hpa", "kpa", "keda"} and all(c in policy_card.objects for c in ctl.policy_cards.values())
+    band = ctl.sections["autoscaler"].controls["MIN_AVG_TIME..MAX_AVG_TIME"]
+    assert band.visible and not any(c.visible for c in ctl.policy_cards.values())
+    ctl.sections["policy"].controls["kind"].widget.value = "keda"
+    assert d.session.sim.sections["policy"].kind == "keda"
+    assert ctl.policy_cards["keda"].visible and ctl.policy_cards["hpa"].visible and not ctl.policy_cards["kpa"].visible  # KEDA's HPA
+    assert not band.visible and not ctl.sections["autoscaler"].controls["MIN_MEASURE_LOAD_HB"].visible
+    assert ctl.sections["autoscaler"].controls["MAX_WORKERS"].visible  # every policy is capped by it
+    assert ctl.sections["keda"].built and not ctl.sections["kpa"].built  # a card not shown makes no widgets
+
+
+def test_controller_extensions_are_toggles_gated_by_seed_exact_mode():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.controls.cards["controller"].collapsed = False  # a collapsed card makes its widgets when opened
+    ctl = d.controls.sections["controller"]
+    sim = d.session.sim
+    assert sim.sections["controller"].seed_exact and ctl.widgets["seed_exact"].value
+    for name in ("drain_above_cap", "cap_resumes"):
+        assert ctl.widgets[name].disabled and "seed-exact mode off first" in ctl.controls[name].icon.value
+    ctl.widgets["seed_exact"].value = False
+    assert not sim.sections["controller"].seed_exact and not ctl.widgets["drain_above_cap"].disabled
+    ctl.copy.drain_above_cap = True
+    assert sim.sections["controller"].drain_above_cap and not ctl.alert.visible
+    ctl.copy.seed_exact = True  # an extension is on: refused, with the reason, and the engine keeps its values
+    assert ctl.alert.visible and "extension of the seed" in ctl.alert.object
+    assert not sim.sections["controller"].seed_exact and not ctl.widgets["seed_exact"].value
+
+
+# -- views -----------------------------------------------------------------------------------------------------------------
+def test_every_live_plot_is_a_holoviews_dynamic_map_inside_the_panel_layout(clustered):
+    import panel as pn
+
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard(clustered), 2)
+    d.compare.rebuild()
+    panes = [*d.views.panes.values(), d.placement.plot, d.scores.plot, *d.compare.views.panes.values()]
+    assert len(panes) == 6 + 2 + 6
+    for pane in panes:
+        assert isinstance(pane, pn.pane.HoloViews)
+        assert isinstance(pane.object, hv.DynamicMap), type(pane.object)
+    for pane in d.views.panes.values():  # each time plot: a DynamicMap over a bounded Buffer (and the faults' Pipe)
+        streams = hv.core.spaces.get_nested_streams(pane.object)
+        assert any(isinstance(s, hv.streams.Buffer) and s.length == 1500 for s in streams)
+        assert any(isinstance(s, hv.streams.Pipe) and not isinstance(s, hv.streams.Buffer) for s in streams)
+    assert isinstance(d.views.panes["queue"].object[()], hv.Overlay)  # elements overlaid with *
+    assert isinstance(d.placement.plot.object[()].get(0), hv.Image) and isinstance(d.scores.plot.object[()].get(0), hv.Image)
+
+
+def test_the_dashboard_streams_into_bounded_buffers_in_time_order():
+    from dashboard import views
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.speed = 3600.0
+    ticked(d, 6)
+    rows = d.views.streams["live"].rows()
+    assert 0 < rows <= views.WINDOW
+    assert d.session.sim.sample_count > views.WINDOW  # the window rolled over
+    for buffer in d.views.streams["live"].buffers.values():
+        assert np.all(np.diff(buffer.data["time"].to_numpy()) > 0)
+    assert 0 < d.events.table.object.count("<tr class=") <= views.EVENT_ROWS
+
+
+def test_a_reset_empties_every_plot_which_then_holds_only_the_new_run():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.speed = 600.0
+    ticked(d, 4)
+    assert d.views.streams["live"].rows() > 100
+    d.session.reset()
+    d.session.tick(0.1)
+    d.refresh()
+    times = d.views.streams["live"].buffers["queue"].data["time"].to_numpy()
+    assert len(times) and times[0] == d.session.sim.sections["run"].sample_interval and np.all(np.diff(times) > 0)
+
+
+def test_after_a_reset_the_controls_change_and_show_the_new_runs_values():
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard("default"), 2)
+    old = d.session.sim
+    d.controls.sections["autoscaler"].controls["MAX_WORKERS"].entry.value = 12
+    d.session.reset()  # a new Simulation with new section objects, the change kept
+    assert d.session.sim is not old and d.session.sim.sections["autoscaler"].MAX_WORKERS == 12
+    cap = d.controls.sections["autoscaler"].controls["MAX_WORKERS"]
+    cap.slider.value_throttled = 3  # before the next tick
+    assert d.session.sim.sections["autoscaler"].MAX_WORKERS == 3
+    assert cap.entry.value == 3 and cap.slider.value == 3  # not the old run's 12
+    refused = {"autoscaler.MAX_WORKERS": 5000}
+    assert d.session.apply(refused)  # and a refused value returns the box to the new run's value in force
+    cap.entry.value = 5000
+    assert cap.entry.value == 3 and cap.message.visible
+
+
+def test_the_placement_tab_applies_only_with_a_cluster_and_the_node_fault_says_why_it_is_off(plain):
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard(plain), 2)
+    assert "Placement" not in d._tab_titles and "Live" in d._tab_titles
+    assert d.node_fault.disabled and "no cluster" in d.node_fault.description
+
+
+def test_a_weight_change_previews_the_latest_placement_at_once_and_a_mode_change_says_it_waits(clustered):
+    from dashboard.frames import score_grid
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard(clustered), 5)
+    d.tabs.active = d._tab_titles.index("Placement")
+    block, _ = d.scores._selected()
+    chose = str(block.loc[block.winner, "node"].iloc[0])
+    sched = d.controls.sections["scheduler"]
+    sched.set_values({"weight_balanced_resource": 0.0, "weight_latency_aware_image_locality": 0.0, "weight_least_allocated": 10.0})
+    d.scores.flush(d.session.sim.now)  # the next tick draws it (the change is urgent)
+    shown_block, weights, _ = d.scores.shown
+    assert weights is not None and weights["LeastAllocated"] == 10.0 and weights["BalancedResource"] == 0.0
+    title = d.scores.plot.object[()].opts.get().kwargs["title"]
+    assert title.startswith("PREVIEW") and f"chose {chose}" in title
+    assert "apply from the next placement" in d.scores.status.object
+    preview = score_grid(__import__("dashboard.frames", fromlist=["rescore"]).rescore(shown_block, weights))
+    assert np.nanmax(preview.weighted[:, preview.priorities.index("BalancedResource")]) == 0.0
+    sched.set_values({"mode": "kube"})
+    d.scores.flush(d.session.sim.now)
+    assert d.scores.shown[1] is None and "re-normalises" in d.scores.status.object and "next placement" in d.scores.status.object
+
+
+def test_rescoring_with_the_recorded_weights_reproduces_the_schedulers_totals_and_winner(clustered):
+    from dashboard.frames import latest_decision, rescore
+
+    sim = Simulation(clustered).advance(600)
+    bd = sim.frame("breakdowns")
+    for decision in bd["decision"].unique()[-5:]:
+        block = bd[bd.decision == decision].reset_index(drop=True)
+        recorded = dict(block.drop_duplicates("priority")[["priority", "weight"]].itertuples(index=False))
+        again = rescore(block, recorded)
+        np.testing.assert_array_equal(again["total"].to_numpy(), block["total"].to_numpy())  # exact: same order of sums
+        assert (again["winner"] == block["winner"]).all()
+    assert len(latest_decision(bd)) and latest_decision(bd)["decision"].nunique() == 1
+
+
+def test_a_finished_run_renders_from_its_tables_with_no_engine_behind_it(clustered):
+    from dashboard.views import HEATMAP_COLUMNS, RunView
+
+    sim = Simulation(clustered).advance(900)
+    frames = sim.frames()
+    interval = sim.sections["run"].sample_interval
+    del sim  # nothing live: the views see only the tables
+    view = RunView.from_frames(frames, interval)
+    series = view.series.streams["live"].buffers["queue"].data
+    assert len(series) == len(frames["samples"]) and np.all(np.diff(series["time"]) > 0)
+    grid = view.placement.grid()
+    assert grid.shape == (len(frames["nodes"]), HEATMAP_COLUMNS) and grid.max() >= 1
+    binds = frames["placements"].query("action == 'bind'")
+    assert grid[:, -1].sum() == len(binds) - len(frames["placements"].query("action in ['release', 'lost']"))
+    assert view.scores.shown is not None and len(view.scores.history) >= 1
+    assert view.events.table.object.count("<tr class=") > 0
+    assert "data-kpi='vm_hours'" in view.kpi_row.pane.object
+
+
+def test_a_downloaded_recording_replays_into_a_live_session():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.apply({"autoscaler.MAX_WORKERS": 5})
+    d.session.speed = 600.0
+    ticked(d, 3)
+    d.session.inject("master_crash")
+    d.session.tick(0.5)
+    text = d._recording_file().getvalue()
+    other = Dashboard("default")
+    other.replay.value = text.encode()
+    assert not other.message.visible, other.message.object
+    assert other.session.sim.now == pytest.approx(d.session.sim.now)
+    assert other.session.sim.sections["autoscaler"].MAX_WORKERS == 5
+    assert other.controls.sections["autoscaler"].copy.MAX_WORKERS == 5
+    assert json.loads(text)["seed"] == other.session.sim.seed
+    times = other.views.streams["live"].buffers["queue"].data["time"].to_numpy()
+    assert len(times) == other.session.sim.sample_count and np.all(np.diff(times) > 0)  # the history once, in order
+    other.replay.value = b"{not json"
+    assert other.message.visible and "Recording not loaded" in other.message.object
+
+
+def test_a_link_carries_every_parameter_and_a_bad_one_is_named_while_the_rest_apply():
+    from dashboard.ui import Dashboard
+
+    d = Dashboard("default")
+    d.session.apply({"autoscaler.MAX_WORKERS": 7, "policy.kind": "hpa"})
+    query = d.link_query()
+    assert "scenario=default" in query and "autoscaler.MAX_WORKERS=7" in query and "policy.kind=hpa" in query
+    other = Dashboard("default")
+    other._apply_link(query)
+    assert other.session.sim.sections["autoscaler"].MAX_WORKERS == 7 and other.session.sim.sections["policy"].kind == "hpa"
+    assert other.controls.sections["autoscaler"].controls["MAX_WORKERS"].entry.value == 7
+    bad = Dashboard("default")
+    bad._apply_link("?scenario=nowhere&autoscaler.MAX_WORKERS=5000&autoscaler.DECISION_INTERVAL=20&tab=Placement")
+    assert bad.message.visible and "'nowhere' is not here" in bad.message.object and "5000" in bad.message.object
+    assert bad.session.scenario == "default" and bad.session.sim.sections["autoscaler"].DECISION_INTERVAL == 20
+    assert bad.active_tab == "Placement"
+
+
+def test_a_tab_registered_by_another_module_is_fed_the_tables_it_names(plain):
+    import panel as pn
+
+    from dashboard import ui
+
+    class CountingTab(pn.viewable.Viewer):
+        tables = ("decisions",)
+
+        def __init__(self):
+            super().__init__()
+            self.rows, self.flushed, self.cleared = 0, 0, 0
+
+        def push(self, new, now):
+            self.rows += len(new.get("decisions", []))
+
+        def flush(self, now):
+            self.flushed += 1
+
+        def clear(self):
+            self.cleared += 1
+
+        def __panel__(self):
+            return pn.pane.Markdown("decisions")
+
+    saved = list(ui.TABS)
+    try:
+        ui.register_tab(ui.TabSpec("Decisions", lambda d: CountingTab(), applies=lambda s: "decisions" in s.sim.tables), before="Compare")
+        ui.register_tab(ui.TabSpec("Never", lambda d: CountingTab(), applies=lambda s: False))
+        d = ticked(ui.Dashboard(plain), 3)
+        assert d._tab_titles == ["Live", "Decisions", "Compare", "Sweeps"]
+        tab = d.tab_views["Decisions"]
+        assert tab.rows == d.session.sim.count("decisions") > 0 and tab.flushed >= 1
+        d.session.reset()
+        d.refresh()
+        assert tab.cleared == 1
+    finally:
+        ui.TABS[:] = saved
+
+
 def test_event_log_shows_newest_first_across_batches():
     from dashboard.views import EventLog
-    from engine import Simulation
 
     sim = Simulation("default")
     log = EventLog()
@@ -252,46 +462,26 @@ def test_event_log_shows_newest_first_across_batches():
     assert times[0] == sim.events()["time"].max()
 
 
-def test_a_finished_run_renders_from_its_tables_with_no_engine_behind_it(clustered):
-    from dashboard.views import RunView
-    from engine import Simulation
+def test_the_dashboard_renders_as_one_object_for_notebooks():
+    import panel as pn
+    from bokeh.models import Model
 
-    sim = Simulation(clustered).advance(900)
-    frames = sim.frames()
-    interval = sim.sections["run"].sample_interval
-    del sim  # nothing live: the views see only the tables
-    view = RunView.from_frames(frames, interval)
-    series = view.series.sources["live"].data
-    assert len(series["time"]) == len(frames["samples"]) and np.all(np.diff(series["time"]) > 0)
-    assert len(view.series.fault_sources["live"].data["time"]) == 0  # no fault in this run
-    grid = view.placement.source.data["image"][0]
-    assert grid.shape == (len(frames["nodes"]), 120) and grid.max() >= 1
-    binds = frames["placements"].query("action == 'bind'")
-    assert grid[:, -1].sum() == len(binds) - len(frames["placements"].query("action in ['release', 'lost']"))
-    assert len(view.scores.source.data["weighted"]) > 0 and len(view.scores.history) >= 1
-    assert view.events.table.object.count("<tr class=") > 0
-    assert "data-kpi='vm_hours'" in view.kpi_row.pane.object
-
-
-def test_controller_extensions_are_toggles_gated_by_seed_exact_mode():
     from dashboard.ui import Dashboard
 
-    d = Dashboard("default")
-    ctl = d.controls.sections["controller"]
-    sim = d.session.sim
-    assert sim.sections["controller"].seed_exact and ctl.widgets["seed_exact"].value
-    for name in ("drain_above_cap", "cap_resumes"):
-        assert ctl.widgets[name].disabled and "seed_exact off first" in ctl.widgets[name].description
-    ctl.copy.seed_exact = False
-    assert not sim.sections["controller"].seed_exact
-    assert not ctl.widgets["drain_above_cap"].disabled
-    ctl.copy.drain_above_cap = True
-    assert sim.sections["controller"].drain_above_cap and not ctl.alert.visible
-    ctl.copy.seed_exact = True  # an extension is on: refused, with the reason, and the engine keeps its values
-    assert ctl.alert.visible and "extension of the seed" in ctl.alert.object
-    assert not sim.sections["controller"].seed_exact
-    tip = d.controls.sections["autoscaler"].copy.param["MAX_WORKERS"].doc
-    assert "only refuses CREATEs" in tip
+    model = pn.panel(Dashboard("default")).get_root()
+    assert isinstance(model, Model)
+    names = {m.name for m in model.select({"type": Model}) if m.name}
+    assert {"ts-queue", "ts-time_left", "ts-workers", "ts-rates", "ts-waits", "ts-vm_hours"} <= names
+
+
+def test_stop_releases_the_simulations_and_every_plots_data():
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard("default"), 3)
+    d.compare.rebuild()
+    d.stop()
+    assert d.session.sim is None and d.compare.pair is None
+    assert d.views.streams["live"].rows() == 0
 
 
 RECORDINGS = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "bad" / "recordings"

@@ -120,7 +120,10 @@ def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_pa
     expect(page.locator(".ctl-live-autoscaler-MAX_WORKERS input").first).to_have_value(str(workers), timeout=20000)
     wait_until(lambda: sim.now > 60, page, timeout=20000)
     page.wait_for_function(
-        "() => { const s = Bokeh.documents[0].get_model_by_name('samples-live'); return s && s.data.time.length > 3 && s.data.time[0] < 30; }",
+        """() => { for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === 'ts-queue')
+             return m.renderers.some(r => r.data_source && r.data_source.data.time && r.data_source.data.time.length > 3
+                                          && r.data_source.data.time[0] < 30);
+           return false; }""",
         timeout=20000,
     )
     assert sim.samples().workers_total.max() <= workers

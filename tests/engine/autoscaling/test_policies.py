@@ -628,3 +628,17 @@ def test_controller_policy_swaps_live():
 
 def kinds_of(decision) -> list[tuple[CommandKind, int | None]]:
     return [(c.kind, c.vm_id) for c in decision.commands]
+
+
+def test_policies_reading_names_who_reads_a_section_or_a_shared_parameter():
+    from engine.autoscaling.registry import POLICIES, policies_reading
+
+    assert policies_reading("autoscaler.MIN_AVG_TIME") == {"queue_drain"}
+    assert policies_reading("autoscaler.MIN_MEASURE_LOAD_HB") == {"queue_drain"}
+    assert policies_reading("autoscaler.MAX_WORKERS") is None  # every policy is capped by it
+    assert policies_reading("hpa") == policies_reading("hpa.tolerance") == {"hpa", "keda"}  # KEDA's HPA reads the behavior
+    assert policies_reading("kpa.stable_window") == {"kpa"} and policies_reading("keda") == {"keda"}
+    for entry in POLICIES.values():  # every parameter a policy claims exists
+        for key in entry.reads:
+            section, name = key.split(".")
+            assert name in tunable_names(SECTION_CLASSES[section]), key

@@ -112,3 +112,14 @@ def test_node_table_and_occupancy_agree():
         "replicas",
         "schedulable",
     } <= set(table.columns)
+
+
+def test_every_priority_of_a_breakdown_names_its_weight_parameter():
+    from engine.scheduling.framework import PRIORITIES
+    from engine.scheduling.service import PRIORITY_WEIGHTS
+
+    assert list(PRIORITY_WEIGHTS) == [p.name for p in PRIORITIES]
+    params = SchedulerParams()
+    for name, weight in PRIORITY_WEIGHTS.items():
+        assert weight in params.param, name
+        assert params.param[weight].label == f"{name} weight"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.core.params import ParamError, Section
+from engine.core.params import ParamError, Section, tunable_names
 from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, SECTIONS, WORLDS, world_sections
 from engine.sim.scenario import Scenario, ScenarioError
 from engine.sim.simulation import Simulation
@@ -66,3 +66,17 @@ def test_files_are_checked_when_the_scenario_is_built_and_before_a_live_change(t
     with pytest.raises(ParamError, match=r"^workload\.trace_file: .*absent\.csv: no such file"):
         sim.set_params({"workload.pattern": "trace", "workload.trace_file": str(tmp_path / "absent.csv")})
     assert sim.sections["workload"].pattern == "poisson" and sim.inputs == []
+
+
+def test_every_live_tunable_has_a_human_label_and_soft_bounds_inside_its_bounds():
+    for key, cls in SECTION_CLASSES.items():
+        for name in tunable_names(cls):
+            p = cls.param[name]
+            if key not in ("run", "cluster"):  # the live sections a UI shows: words, not the bare name
+                assert "_" not in p.label and not p.label.isupper(), f"{key}.{name} has no human label: {p.label!r}"
+            soft = getattr(p, "softbounds", None)
+            if soft is not None:
+                lo, hi = p.bounds
+                assert lo <= soft[0] < soft[1] <= hi, f"{key}.{name}: softbounds {soft} outside bounds {p.bounds}"
+    for (lo_name, hi_name), label in SECTION_CLASSES["autoscaler"].range_labels.items():
+        assert {lo_name, hi_name} <= set(tunable_names(SECTION_CLASSES["autoscaler"])) and label
