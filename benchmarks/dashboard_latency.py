@@ -42,7 +42,9 @@ JS_BAND_SOURCE = """() => { const d = Bokeh.documents[0]; const old = d.get_mode
   for (const m of d._all_models.values()) if (m.name === 'ts-time_left')
     for (const r of m.renderers) if (r.data_source && r.data_source.data && 'band_high' in r.data_source.data) found = r.data_source;
   return found; }"""
-JS_LAST_BAND_HIGH = f"() => {{ const s = ({JS_BAND_SOURCE})(); const v = s ? s.data.band_high : []; return v.length ? v[v.length - 1] : null; }}"
+JS_LAST_BAND_HIGH = (
+    f"() => {{ const s = ({JS_BAND_SOURCE})(); const v = s ? s.data.band_high : []; return v.length ? v[v.length - 1] : null; }}"
+)
 #: In the page: stamp each keydown; when the plotted band_high next changes, stamp the following animation frame.
 JS_WATCH = f"""() => {{
   window._lat = {{kd: null, results: [], source: null}};
@@ -110,7 +112,9 @@ def measure(duration: float, interval: float, chromium: str) -> dict:
 
         d.session.apply = timed_apply  # the controls call the session through this attribute
         controls = type(d.controls)
-        d.controls = controls(d.session, on_applied=d._applied) if "on_applied" in controls.__init__.__code__.co_varnames else controls(d.session)
+        d.controls = (
+            controls(d.session, on_applied=d._applied) if "on_applied" in controls.__init__.__code__.co_varnames else controls(d.session)
+        )
         d.controls_holder[:] = [d.controls.layout]
         page.wait_for_timeout(1500)
         page.evaluate(JS_WATCH)
@@ -224,7 +228,9 @@ def main() -> None:
         print(f"{who:5} first data {result[who]['first_data_s']} s")
     if "memory" in result:
         m = result["memory"]
-        print(f"memory: {m['rss_mib_after_each'][0]} MiB after the first session, {m['rss_mib_settled']} MiB after 20 ({m['growth_vs_first']:+.1%})")
+        print(
+            f"memory: {m['rss_mib_after_each'][0]} MiB after the first session, {m['rss_mib_settled']} MiB after 20 ({m['growth_vs_first']:+.1%})"
+        )
     print(f"load average {load[0]:.2f} at start, {result['load_average_end'][0]:.2f} at end; goals {result['goals_met']}")
     print("RESULT " + json.dumps(result))
 

@@ -43,6 +43,15 @@ def kpis_at(frames: dict[str, pd.DataFrame], at: float) -> dict[str, Any]:
     return tracker.kpis(at)
 
 
+#: The KPIs a pair of runs is compared by (B - A).
+DIFFERENCE_KEYS = ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")
+
+
+def kpi_difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    """B - A for each of :data:`DIFFERENCE_KEYS` (NaN where either is unknown)."""
+    return {k: b[k] - a[k] for k in DIFFERENCE_KEYS}
+
+
 def scenario_name(rec: Recording) -> str:
     return str((rec.manifest.get("scenario") or {}).get("name") or "unnamed")
 

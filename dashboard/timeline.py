@@ -56,7 +56,11 @@ def marker_choices(marks: pd.DataFrame, limit: int = 200) -> dict[str, float]:
 
 def timeline_plot(marks: pd.DataFrame, until: float, figure: str | None = None, height: int = TIMELINE_HEIGHT) -> hv.Overlay:
     """The strip of markers over [0, ``until``]: one lane per kind, a faint line across at each marker, hover names it."""
-    span = (0.0, max(float(until), 1.0))
+    return timeline_body(marks).opts(**timeline_opts(until, figure, height))
+
+
+def timeline_body(marks: pd.DataFrame) -> hv.Overlay:
+    """The strip's elements (:func:`timeline_opts` styles the overlay they end up in, a cursor added or not)."""
     lanes = []
     for kind, (y, color, marker, legend) in LANES.items():
         rows = marks[marks["kind"] == kind]
@@ -70,12 +74,17 @@ def timeline_plot(marks: pd.DataFrame, until: float, figure: str | None = None, 
             )
         )
     lines = hv.VLines(marks[["time"]], plots.TIME).opts(color="#999999", line_width=1, alpha=0.35)
-    return (lines * hv.Overlay(lanes)).opts(
+    return hv.Overlay([lines, *lanes])
+
+
+def timeline_opts(until: float, figure: str | None = None, height: int = TIMELINE_HEIGHT) -> dict[str, Any]:
+    """The strip's options: the span [0, ``until``], h:mm:ss ticks, no y axis, the legend beside it."""
+    return dict(
         title="Timeline: faults, parameter changes, play / pause / speed",
         responsive=True,
         height=height,
         min_width=300,
-        xlim=span,
+        xlim=(0.0, max(float(until), 1.0)),
         ylim=(-0.6, 2.6),
         yaxis=None,
         show_grid=True,

@@ -46,6 +46,7 @@ import param
 from dashboard import plots
 from dashboard.controls import SectionControls, label_of
 from dashboard.feed import VIEW_TABLES
+from dashboard.replay import Recordings
 from dashboard.session import ComparePair, LiveSession
 from dashboard.views import KpiRow, RunView, TimeSeriesView
 from engine import PRIORITY_WEIGHTS, SCHEDULER_PRESETS, InputError, ParamError, Scenario, parse_recording, policies_reading
@@ -114,6 +115,8 @@ class TabSpec:
 TABS: list[TabSpec] = [
     TabSpec("Live", lambda d: d.run_view.live_tab),
     TabSpec("Placement", lambda d: d.run_view.placement_tab, applies=lambda s: s.has_cluster, flush_every=1.0),
+    TabSpec("Replay", lambda d: d.recordings.replay_tab, flush_every=0.25),
+    TabSpec("Branch", lambda d: d.recordings.branch_tab, applies=lambda s: s.branched_from is not None, flush_every=0.25),
     TabSpec("Compare", lambda d: d.compare, flush_every=0.25),
 ]
 
@@ -331,6 +334,13 @@ class CompareView(pn.viewable.Viewer):
     def now(self) -> float:
         return self.pair.a.sim.now if self.pair is not None else 0.0
 
+    def achieved_speed(self) -> float:
+        return self.pair.a.achieved_speed() if self.pair is not None else math.nan
+
+    def run_state(self, playing: bool) -> tuple[str, str]:
+        """The header's state label and its CSS class while this tab drives its own runs."""
+        return ("Compare A/B running" if playing else "Compare A/B paused"), "state compare"
+
     # the TabView protocol: the live run's rows are not this tab's
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
         pass
@@ -364,6 +374,7 @@ STATUS_CSS = """
 .run-state .state {font-weight: 700; padding: 2px 10px; border-radius: 12px; background: #1a9850; color: white;}
 .run-state .state.paused {background: #d73027;}
 .run-state .state.compare {background: #7b3294;}
+.run-state .state.replay {background: #01665e;}
 .run-state .behind {color: #fdae61; font-weight: 600;}
 """
 HEADER_CSS = ".app-hint {font-size: 13px; opacity: 0.9;} .app-title {font-size: 19px; font-weight: 700;}"
@@ -406,9 +417,13 @@ class Dashboard(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
         self._build_run_card()
         self._build_fault_card()
+        self.recordings = Recordings(self)  # save / load / export, the Replay and Branch tabs
+        self.replay = self.recordings.upload
         self.controls = LiveControls(s, on_applied=self._applied)
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
-        self.sidebar = pn.Column(self.run_card, self.fault_card, self.controls_holder, sizing_mode="stretch_width", margin=0)
+        self.sidebar = pn.Column(
+            self.run_card, self.recordings.card, self.fault_card, self.controls_holder, sizing_mode="stretch_width", margin=0
+        )
         self.tab_views: dict[str, TabView] = {}
         self.tab_specs: dict[str, TabSpec] = {}
         self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width")  # only the tab on screen has models: a fast first load
@@ -455,26 +470,11 @@ class Dashboard(pn.viewable.Viewer):
             label="Reset", color="warning", description="Back to t=0: same scenario and seed, with the changes made so far"
         )
         self.reset_button.on_click(lambda e: self._reset())
-        record = pn.widgets.FileDownload(
-            callback=self._recording_file,
-            filename="scalelab-recording.json",
-            label="Download recording",
-            color="light",
-            sizing_mode="stretch_width",
-            description="The seed and every change with its simulated time: replays this run exactly",
-        )
-        self.replay = pn.widgets.FileInput(
-            accept=".json", multiple=False, sizing_mode="stretch_width", description="Replay a downloaded recording"
-        )
-        self.replay.param.watch(self._replay_uploaded, "value")
         self.run_card = pn.Card(
             self.scenario_select,
             self.seed_input,
             self.speed_row,
             pn.Row(self.play, self.step_button, self.reset_button),
-            record,
-            pn.pane.Markdown("Replay a recording (JSON):", margin=(0, 10)),
-            self.replay,
             title="Run",
             sizing_mode="stretch_width",
             margin=(4, 0),
@@ -763,7 +763,7 @@ class Dashboard(pn.viewable.Viewer):
                 if self._drawn_sample > self._urgent_at or self._urgent_any or force:
                     self._urgent = self._urgent_any = False
             if self._round_open.get(title):
-                now = self.compare.now() if getattr(view, "runs_own_simulations", False) else s.sim.now
+                now = view.now() if getattr(view, "runs_own_simulations", False) else s.sim.now
                 with self._models_frozen():
                     done = self._timed(f"flush_{title}", view.flush, now, math.inf if force else DRAW_BUDGET)
                 self._round_cost[title] += time.perf_counter() - wall
@@ -822,11 +822,12 @@ class Dashboard(pn.viewable.Viewer):
 
     def _render_status(self) -> None:
         s = self.session
-        compare = getattr(self.tab_views.get(self.active_tab), "runs_own_simulations", False)
-        sim_now = self.compare.now() if compare else s.sim.now
-        achieved = (self.compare.pair.a if compare and self.compare.pair else s).achieved_speed()
+        view = self.tab_views.get(self.active_tab)
+        compare = getattr(view, "runs_own_simulations", False)  # a tab with its own clock (Compare, Replay) is shown
+        sim_now = view.now() if compare else s.sim.now
+        achieved = (view if compare else s).achieved_speed()
         if compare:
-            state, cls = ("Compare A/B running" if s.playing else "Compare A/B paused"), "state compare"
+            state, cls = view.run_state(s.playing)
         else:
             state, cls = ("Running" if s.playing else "Paused"), "state" + ("" if s.playing else " paused")
         behind = ""

@@ -417,7 +417,7 @@ def test_a_tab_registered_by_another_module_is_fed_the_tables_it_names(plain):
         ui.register_tab(ui.TabSpec("Decisions", lambda d: CountingTab(), applies=lambda s: "decisions" in s.sim.tables), before="Compare")
         ui.register_tab(ui.TabSpec("Never", lambda d: CountingTab(), applies=lambda s: False))
         d = ticked(ui.Dashboard(plain), 3)
-        assert d._tab_titles == ["Live", "Decisions", "Compare"]
+        assert d._tab_titles == ["Live", "Replay", "Decisions", "Compare"]  # Placement and Branch do not apply
         tab = d.tab_views["Decisions"]
         assert tab.rows == d.session.sim.count("decisions") > 0 and tab.flushed >= 1
         d.session.reset()
