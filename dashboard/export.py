@@ -49,6 +49,8 @@ from engine import InputError, Recording
 PLACEMENT_COLUMNS = 240
 #: Event rows the page's table holds at most (a day of a busy cluster: the rest is in the .scalelab file).
 EVENT_ROWS = 20_000
+#: Tools on at once in the page's time plots: drag pans, the wheel zooms the time axis (all of them move together).
+ACTIVE = ["pan", "xwheel_zoom"]
 #: Name prefix of the page's figures and tables (tests and scripts find them in ``Bokeh.documents[0]``).
 PREFIX = "export"
 
@@ -120,7 +122,11 @@ def page_layout(recording: Recording, frames: Mapping[str, pd.DataFrame]) -> Any
 
     header = Div(text=_header_html(recording), stylesheets=[PAGE_CSS], sizing_mode="stretch_width")
     kpis = Div(text=kpi_html(kpis_at(frames, until)), stylesheets=[KPI_CSS], sizing_mode="stretch_width")
-    parts: list[Any] = [header, kpis, render(timeline_plot(marks, until, figure=f"{PREFIX}-timeline"))]
+    parts: list[Any] = [
+        header,
+        kpis,
+        render(timeline_plot(marks, until, figure=f"{PREFIX}-timeline").opts(active_tools=["xpan", "xwheel_zoom"])),
+    ]
 
     series = series_frame(frames.get("samples", pd.DataFrame()), interval)
     faults = fault_frame(events)
@@ -128,7 +134,7 @@ def page_layout(recording: Recording, frames: Mapping[str, pd.DataFrame]) -> Any
     time_figures = []
     for name in plots.TIME_PLOTS:
         figure = f"{PREFIX}-{name}"
-        overlay = (plots.time_plot(name, series, faults) * changes).opts(**plots.time_plot_opts(name, figure=figure))
+        overlay = (plots.time_plot(name, series, faults) * changes).opts(**plots.time_plot_opts(name, figure=figure), active_tools=ACTIVE)
         time_figures.append(render(overlay))
     parts += [row(*time_figures[i : i + 2], sizing_mode="stretch_width") for i in range(0, len(time_figures), 2)]
 
@@ -154,7 +160,7 @@ def _header_html(rec: Recording) -> str:
         "<div class='rec-head'>"
         f"<h1>scalelab session: {html.escape(rec.path.name)}</h1>"
         f"<div class='rec-line'>{describe(rec)}</div>"
-        f"<div class='rec-help'>Drag to pan, scroll to zoom (every time axis moves with the others), hover for values; "
+        f"<div class='rec-help'>Drag to pan, the mouse wheel zooms (every time axis moves with the others), hover for values; "
         "the toolbar's reset returns. Red dashed lines: faults; purple dotted: parameter changes. "
         f"Made by {html.escape(software or 'scalelab')}; digest <code>{html.escape(rec.digest[:16] or 'none')}</code>. "
         "Open the .scalelab file in the dashboard to scrub, replay or branch it.</div></div>"

@@ -180,7 +180,7 @@ class ReplayTab(pn.viewable.Viewer):
         )
         self.slider.param.watch(self._scrubbed, "value")
         self._setting_slider = False
-        self.jump = pn.widgets.Select(label="Markers", options=[JUMP_PROMPT], value=JUMP_PROMPT, width=330, css_classes=["replay-jump"])
+        self.jump = pn.widgets.Select(label="Markers", options={JUMP_PROMPT: -1.0}, value=-1.0, width=330, css_classes=["replay-jump"])
         self.jump.param.watch(self._jumped, "value")
         self.branch = pn.widgets.Button(
             label="Branch here",
@@ -240,8 +240,8 @@ class ReplayTab(pn.viewable.Viewer):
         self.series.load(self._series_all, self._faults_all)
         marks = recording_markers(rec)
         self._draw_timeline(marks)
-        self.jump.options = [JUMP_PROMPT, *marker_choices(marks)]
-        self.jump.value = JUMP_PROMPT
+        self.jump.options = {JUMP_PROMPT: -1.0, **marker_choices(marks)}  # label -> its time
+        self.jump.value = -1.0
         self.info.object = describe(rec)
         self._setting_slider = True
         try:
@@ -381,7 +381,7 @@ class ReplayTab(pn.viewable.Viewer):
             self.seek(event.new)
 
     def _jumped(self, event: Any) -> None:
-        if event.new != JUMP_PROMPT and isinstance(event.new, int | float):
+        if isinstance(event.new, int | float) and event.new >= 0:
             self.seek(event.new)
 
     def _page_file(self) -> io.BytesIO:
@@ -421,9 +421,11 @@ class BranchTab(pn.viewable.Viewer):
 
     def clear(self) -> None:
         """A new live run: if it is a branch, show its parent from the branch point on (and nothing of the branch yet)."""
-        self.views.clear()
         s = self.session
         parent, sim = s.branched_from, s.sim
+        self._for_sim = sim
+        if self.parent is not None or parent is not None:  # a run that is no branch, after one that was not: nothing to empty
+            self.views.clear()
         if parent is None or sim is None or sim.parent is None:
             self.parent, self.branch_time = None, None
             self.info.object = "The live run is not a branch: open a recording in the Replay tab and press *Branch here*."
@@ -438,6 +440,8 @@ class BranchTab(pn.viewable.Viewer):
         )
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
+        if self.session.sim is not self._for_sim:  # a new run reached this tab before its clear (the tab was just added)
+            self.clear()
         if self.branch_time is None:
             return
         samples, events = (_from(new.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
@@ -568,14 +572,14 @@ class Recordings:
         d.session.continue_from(sim, branched_from=rec)
         self._sync_run_card()
         d._controls_stale = True  # the branch's parameter values
-        d._build_tabs()  # the Branch tab applies now
-        self._show_tab("Branch")
+        with pn.io.hold(), d._models_frozen():  # the new run's controls and tabs now (the Branch tab applies), drawn once
+            d._new_run = False
+            d._swap_run()
+            self._show_tab("Branch")
         d._say(
             f"Branched from {rec.path.name} at {plots.hms(at)}: change parameters in the sidebar, then press Play. "
             "The Branch tab overlays parent and branch from the branch point on."
         )
-        if d._callback is None:
-            d.refresh()
 
     def _sync_run_card(self) -> None:
         """The Run card shows the scenario and seed the live run continued with (set without events, so as not to rebuild
