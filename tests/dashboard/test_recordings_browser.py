@@ -34,6 +34,7 @@ def _no_pages_of_earlier_servers():
     yield
     state.reset()
 
+
 TIME_PLOTS = ["queue", "time_left", "workers", "rates", "waits", "vm_hours"]
 #: JS: for each name, the largest row count of the data sources of the model so named (0: none; null: no such model).
 JS_ROWS = """names => { const d = window.Bokeh && Bokeh.documents[0]; const out = {}; if (!d) return out;
