@@ -28,6 +28,8 @@ plot's streams inside one held document update, so no plot ever mixes two runs.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import gc
 import html
 import io
 import json
@@ -43,6 +45,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from tornado.ioloop import IOLoop
 
 from dashboard import plots
 from dashboard.controls import SectionControls, label_of
@@ -612,9 +615,13 @@ class Dashboard(pn.viewable.Viewer):
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         try:
-            pn.state.on_session_destroyed(lambda ctx: self.stop(clear_plots=False))
+            pn.state.on_session_destroyed(self._destroyed)
         except Exception:  # noqa: BLE001 - no server session (a notebook): nothing to clean up on close
             pass
+
+    def _destroyed(self, context: Any) -> None:
+        self.stop(clear_plots=False)
+        schedule_trim()
 
     def stop(self, clear_plots: bool = True) -> None:
         """Stop the clock and let go of the simulations and every plot's data (the browser tab is gone).
@@ -631,6 +638,10 @@ class Dashboard(pn.viewable.Viewer):
         if clear_plots:
             for view in self.tab_views.values():
                 view.clear()
+            # the page's plots and widgets go too: their bokeh models and HoloViews plots are freed now, not when the
+            # server collects the session (seconds later, when the next tabs may already be open)
+            self.main.clear()
+            self.sidebar.clear()
 
     def _connected(self) -> bool:
         """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
@@ -1003,6 +1014,35 @@ class Dashboard(pn.viewable.Viewer):
             return {"median": math.nan, "p95": math.nan}
         ms = np.array(self.tick_seconds) * 1000
         return {"median": float(np.median(ms)), "p95": float(np.percentile(ms, 95))}
+
+
+#: Wall seconds after a session is destroyed before the process hands its freed memory back (sessions close in bursts).
+TRIM_DELAY = 2.0
+_trim_pending = False
+
+
+def trim_memory() -> None:
+    """Collect cycles and return freed heap pages to the OS (glibc ``malloc_trim``), so the server's RSS follows its use.
+
+    Without it a long-running server keeps the high-water mark of its busiest moment: freed memory stays mapped.
+    """
+    global _trim_pending
+    _trim_pending = False
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to hand back this way
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def schedule_trim() -> None:
+    """Run :func:`trim_memory` once, :data:`TRIM_DELAY` s from now, after the server has dropped the destroyed session."""
+    global _trim_pending
+    if _trim_pending:
+        return
+    try:
+        IOLoop.current().call_later(TRIM_DELAY, trim_memory)
+        _trim_pending = True
+    except RuntimeError:  # no event loop (a test thread): trim now
+        trim_memory()
 
 
 def _from_query(text: str) -> Any:
