@@ -55,7 +55,7 @@ def serve(app_dir: Path) -> tuple[subprocess.Popen, int]:
     """``panel serve dashboard/app.py`` on a free port in ``app_dir``; returns the process and its port."""
     env = {**os.environ, "PYTHONPATH": str(app_dir), "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "panel", "serve", "dashboard/app.py", "--port", "0", "--address", "127.0.0.1"]
-    cmd += ["--check-unused-sessions", str(CHECK_MS), "--unused-session-lifetime", str(LIFETIME_MS), "--warm"]
+    cmd += ["--check-unused-sessions", str(CHECK_MS), "--unused-session-lifetime", str(LIFETIME_MS)]
     proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline:

@@ -28,8 +28,6 @@ plot's streams inside one held document update, so no plot ever mixes two runs.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import gc
 import html
 import io
 import json
@@ -45,7 +43,6 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from tornado.ioloop import IOLoop
 
 from dashboard import plots
 from dashboard.controls import SectionControls, label_of
@@ -621,7 +618,6 @@ class Dashboard(pn.viewable.Viewer):
 
     def _destroyed(self, context: Any) -> None:
         self.stop(clear_plots=False)
-        schedule_trim()
 
     def stop(self, clear_plots: bool = True) -> None:
         """Stop the clock and let go of the simulations and every plot's data (the browser tab is gone).
@@ -1014,35 +1010,6 @@ class Dashboard(pn.viewable.Viewer):
             return {"median": math.nan, "p95": math.nan}
         ms = np.array(self.tick_seconds) * 1000
         return {"median": float(np.median(ms)), "p95": float(np.percentile(ms, 95))}
-
-
-#: Wall seconds after a session is destroyed before the process hands its freed memory back (sessions close in bursts).
-TRIM_DELAY = 2.0
-_trim_pending = False
-
-
-def trim_memory() -> None:
-    """Collect cycles and return freed heap pages to the OS (glibc ``malloc_trim``), so the server's RSS follows its use.
-
-    Without it a long-running server keeps the high-water mark of its busiest moment: freed memory stays mapped.
-    """
-    global _trim_pending
-    _trim_pending = False
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to hand back this way
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def schedule_trim() -> None:
-    """Run :func:`trim_memory` once, :data:`TRIM_DELAY` s from now, after the server has dropped the destroyed session."""
-    global _trim_pending
-    if _trim_pending:
-        return
-    try:
-        IOLoop.current().call_later(TRIM_DELAY, trim_memory)
-        _trim_pending = True
-    except RuntimeError:  # no event loop (a test thread): trim now
-        trim_memory()
 
 
 def _from_query(text: str) -> Any:
