@@ -639,6 +639,16 @@ class Dashboard(pn.viewable.Viewer):
             self.main.clear()
             self.sidebar.clear()
 
+    @staticmethod
+    def _change_pending() -> bool:
+        """Has the browser sent a widget change that Panel is about to apply (its debounce timer runs)?
+
+        Such a change needs the document lock, which every tick takes: at high speed ticks follow each other
+        without a gap, and the change would wait behind one more. (Panel's pending-change table; absent, False.)
+        """
+        pending = getattr(pn.state, "_change_callbacks", None) or {}
+        return bool(pending.get(pn.state.curdoc))
+
     def _connected(self) -> bool:
         """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
         doc = pn.state.curdoc
@@ -720,6 +730,9 @@ class Dashboard(pn.viewable.Viewer):
             return
         if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
             self.stop()
+            return
+        if self._change_pending():  # a control's change waits for the document: it goes first, this tick is dropped
+            self._part("yielded", 0.0)
             return
         with pn.io.hold():  # one document update per tick: a new run replaces every plot's data at once
             if self._stopped:  # stopped from another thread (a test, the server's clean-up) meanwhile
