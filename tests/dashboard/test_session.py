@@ -512,3 +512,27 @@ def test_the_good_recording_of_the_corpus_loads_into_the_dashboard():
     d.replay.filename = "good.json"
     d.replay.value = (RECORDINGS / "good.json").read_bytes()
     assert not d.fault_alert.visible and d.session.sim.now == 300.0 and d.session.scenario == "edge"
+
+
+def test_a_tick_yields_while_a_controls_change_waits_for_the_document():
+    """A browser change Panel has queued (debounced) needs the document lock every tick takes: the tick goes second."""
+    import time
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc, state
+
+    from dashboard.ui import Dashboard
+
+    d, doc = Dashboard("default"), Document()
+    with set_curdoc(doc):
+        t = d.session.sim.now
+        state._change_callbacks[doc] = {"pending": lambda: None}
+        try:
+            d._last_wall = time.perf_counter() - 0.1
+            d._tick()
+            assert d.session.sim.now == t
+        finally:
+            del state._change_callbacks[doc]
+        d._last_wall = time.perf_counter() - 0.1
+        d._tick()
+        assert d.session.sim.now > t
