@@ -571,7 +571,6 @@ class Recordings:
         d.session.playing = False
         d.session.continue_from(sim, branched_from=rec)
         self._sync_run_card()
-        d._controls_stale = True  # the branch's parameter values
         with pn.io.hold(), d._models_frozen():  # the new run's controls and tabs now (the Branch tab applies), drawn once
             d._new_run = False
             d._swap_run()

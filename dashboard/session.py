@@ -202,7 +202,7 @@ class LiveSession(param.Parameterized):
     @property
     def has_cluster(self) -> bool:
         """Does this run place its workers on a cluster (so placement views and node faults apply)?"""
-        return "nodes" in self.sim.tables
+        return self.sim is not None and "nodes" in self.sim.tables
 
     def poll(self) -> dict[str, pd.DataFrame]:
         """Rows of each table the views read recorded since the last poll (each handed out once)."""

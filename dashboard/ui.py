@@ -10,6 +10,7 @@ sidebar (run controls, faults, the engine's sections as cards) and tabs. The tab
         tables = ("invocations",)                     # recorded tables it reads (fed by row offset)
         def push(self, new, now): ...                 # every tick: queue the new rows (cheap)
         def flush(self, now, budget=math.inf): ...    # draw them while shown; within budget (s), False if more is left
+        def restart_round(self): ...                  # optional: after a change, start drawing from the first plot again
         def clear(self): ...                          # a new run (reset, replay, scenario switch): drop everything
         def __panel__(self): ...
 
@@ -71,6 +72,8 @@ NOT_PREVIEWABLE["avoid_storage_nodes"] = "it changes which nodes pass the filter
 #: Drawing a tab may take at most 1/FLUSH_DUTY of the time, and DRAW_BUDGET wall seconds per tick (see Dashboard._draw).
 FLUSH_DUTY = 3.0
 DRAW_BUDGET = 0.05
+#: A tick whose engine slice took longer than this (wall s) draws no plot if the tick before drew one.
+ENGINE_ALONE = 0.015
 HINT = "Press ▶ to run or pause; every control in the sidebar changes the running simulation at once."
 
 
@@ -169,6 +172,23 @@ class LiveControls:
             self.cards[self.policy_key].extend(self.policy_cards.values())
             self._show_policy(live[self.policy_key].kind)
         self.layout = pn.Column(*self.cards.values(), sizing_mode="stretch_width", margin=0)
+
+    def rebind(self) -> bool:
+        """A new run (a reset): point every control at the new run's sections and show their values.
+
+        False (nothing changed) when the new run's sections are not of the same classes: the controls must be rebuilt.
+        """
+        live = self.session.sim.sections if self.session.sim is not None else {}
+        if any(key not in live or type(live[key]) is not type(ctl.live) for key, ctl in self.sections.items()):
+            return False
+        for key, ctl in self.sections.items():
+            ctl.live = live[key]
+            ctl.sync()
+        if "controller" in self.sections and self.sections["controller"].built:
+            self._gate_extensions(self.sections["controller"])
+        if self.policy_key:
+            self._show_policy(live[self.policy_key].kind)
+        return True
 
     def _card(self, key: str, title: str, collapsed: bool, visible: bool = True) -> pn.Card:
         """A section's card; its controls are made when it is first opened (or shown), not before."""
@@ -284,6 +304,7 @@ class CompareView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.pair: ComparePair | None = None
+        self.side_controls: list[LiveControls] = []
         self._new_pair = False
 
     def rebuild(self) -> None:
@@ -295,8 +316,10 @@ class CompareView(pn.viewable.Viewer):
             self.plots[:] = [self.views]
         self.pair = ComparePair(self.live.scenario_object(), self.live.seed, dict(self.live.overrides))
         sides = []
+        self.side_controls = []
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
             ctl = LiveControls(s, sections=COMPARE_SECTIONS, collapsed_all=True, scope=label)
+            self.side_controls.append(ctl)
             sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
         self.controls[:] = sides
         self._new_pair = True
@@ -322,6 +345,8 @@ class CompareView(pn.viewable.Viewer):
     def reset(self) -> None:
         if self.pair is not None:
             self.pair.reset()
+            for ctl in self.side_controls:  # new runs, new sections: the controls show and change those
+                ctl.rebind()  # same scenario, same section classes
         self._new_pair = True
 
     def _poll(self) -> None:
@@ -358,6 +383,10 @@ class CompareView(pn.viewable.Viewer):
 
     def clear(self) -> None:
         pass
+
+    def restart_round(self) -> None:
+        if self.views is not None:
+            self.views.restart_round()
 
     def stop(self) -> None:
         if self.pair is not None:
@@ -408,6 +437,7 @@ class Dashboard(pn.viewable.Viewer):
         self._round_open: dict[str, bool] = {}
         self._round_cost: dict[str, float] = {}
         self._new_run = False
+        self._drew_last = False
         self._stopped = False
         self._controls_scenario = s.scenario
 
@@ -582,9 +612,12 @@ class Dashboard(pn.viewable.Viewer):
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         try:
-            pn.state.on_session_destroyed(lambda ctx: self.stop(clear_plots=False))
+            pn.state.on_session_destroyed(self._destroyed)
         except Exception:  # noqa: BLE001 - no server session (a notebook): nothing to clean up on close
             pass
+
+    def _destroyed(self, context: Any) -> None:
+        self.stop(clear_plots=False)
 
     def stop(self, clear_plots: bool = True) -> None:
         """Stop the clock and let go of the simulations and every plot's data (the browser tab is gone).
@@ -601,6 +634,20 @@ class Dashboard(pn.viewable.Viewer):
         if clear_plots:
             for view in self.tab_views.values():
                 view.clear()
+            # the page's plots and widgets go too: their bokeh models and HoloViews plots are freed now, not when the
+            # server collects the session (seconds later, when the next tabs may already be open)
+            self.main.clear()
+            self.sidebar.clear()
+
+    @staticmethod
+    def _change_pending() -> bool:
+        """Has the browser sent a widget change that Panel is about to apply (its debounce timer runs)?
+
+        Such a change needs the document lock, which every tick takes: at high speed ticks follow each other
+        without a gap, and the change would wait behind one more. (Panel's pending-change table; absent, False.)
+        """
+        pending = getattr(pn.state, "_change_callbacks", None) or {}
+        return bool(pending.get(pn.state.curdoc))
 
     def _connected(self) -> bool:
         """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
@@ -684,6 +731,9 @@ class Dashboard(pn.viewable.Viewer):
         if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
             self.stop()
             return
+        if self._change_pending():  # a control's change waits for the document: it goes first, this tick is dropped
+            self._part("yielded", 0.0)
+            return
         with pn.io.hold():  # one document update per tick: a new run replaces every plot's data at once
             if self._stopped:  # stopped from another thread (a test, the server's clean-up) meanwhile
                 return
@@ -692,7 +742,10 @@ class Dashboard(pn.viewable.Viewer):
                 with self._models_frozen():
                     self._swap_run()
             self._advance(wall_dt)
-            self._draw()
+            # a tick whose engine slice was long leaves the plots to the next one (but never two in a row): a click
+            # waits for at most one of the two, not their sum
+            heavy = time.perf_counter() - now > ENGINE_ALONE
+            self._draw(draw_plots=not (heavy and self._drew_last))
             t_work = time.perf_counter()
         self._part("send", time.perf_counter() - t_work)  # serialising the tick's changes for the browser
         self.tick_seconds.append(time.perf_counter() - now)
@@ -738,8 +791,8 @@ class Dashboard(pn.viewable.Viewer):
         else:
             self.stuck_alert.visible = False
 
-    def _draw(self, force: bool = False) -> None:
-        """Draw the tab on screen in rounds; KPIs and the header too.
+    def _draw(self, force: bool = False, draw_plots: bool = True) -> None:
+        """Draw the tab on screen in rounds (not when ``draw_plots`` is false); KPIs and the header too.
 
         A round starts when the tab's period has passed -- its ``flush_every``, or ``FLUSH_DUTY`` times what its last
         round cost, whichever is longer, so that drawing takes at most a third of a core however slow the machine --
@@ -753,9 +806,15 @@ class Dashboard(pn.viewable.Viewer):
         wall = time.perf_counter()
         urgent = self._urgent or force
         fresh = self._newest_sample > self._drawn_sample
-        if view is not None and spec is not None:
+        self._drew_last = False
+        if view is not None and spec is not None and (draw_plots or force):
             period = max(spec.flush_every, FLUSH_DUTY * self._flush_cost.get(title, 0.0))
-            start = (urgent and (fresh or force or self._urgent_any)) or wall - self._flushed.get(title, 0.0) >= period
+            now_please = urgent and (fresh or force or self._urgent_any)
+            start = now_please or wall - self._flushed.get(title, 0.0) >= period
+            restart = getattr(view, "restart_round", None)
+            if now_please and self._round_open.get(title) and restart is not None:
+                restart()  # a change waits for no round in progress: its plots are drawn from the first again
+                self._round_open[title] = False
             if start and not self._round_open.get(title):
                 self._round_open[title], self._round_cost[title] = True, 0.0
                 self._flushed[title] = wall
@@ -766,6 +825,7 @@ class Dashboard(pn.viewable.Viewer):
                 now = view.now() if getattr(view, "runs_own_simulations", False) else s.sim.now
                 with self._models_frozen():
                     done = self._timed(f"flush_{title}", view.flush, now, math.inf if force else DRAW_BUDGET)
+                self._drew_last = True
                 self._round_cost[title] += time.perf_counter() - wall
                 if done is None or done:
                     self._round_open[title] = False
@@ -793,10 +853,26 @@ class Dashboard(pn.viewable.Viewer):
         if doc is None:
             yield
             return
-        with doc.models.freeze():
+        models = doc.models
+        changed = []
+
+        def noted() -> None:  # a property holding models changed: the graph may have new models, walk it at the end
+            changed.append(True)
+            invalidate()
+
+        invalidate = models.invalidate
+        models.invalidate = noted
+        models._push_freeze()
+        try:
             yield
+        finally:
+            del models.invalidate
             t0 = time.perf_counter()
-        self._part("models", time.perf_counter() - t0)
+            if changed or models._freeze_count > 1:
+                models._pop_freeze()
+            else:  # only data and plain values changed (streamed rows, ranges, titles): no model came or went
+                models._freeze_count -= 1
+            self._part("models", time.perf_counter() - t0)
 
     def _part(self, part: str, seconds: float) -> None:
         self.part_seconds.setdefault(part, deque(maxlen=1000)).append(seconds)
@@ -876,28 +952,14 @@ class Dashboard(pn.viewable.Viewer):
         weights = {prio: float(getattr(section, name)) for prio, name in PRIORITY_WEIGHTS.items()}
         self.scores.preview(None if blocked else weights, note)
 
-    def _show_alerts(self, events: Any) -> None:
-        """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
-        if events is None or not len(events):
-            return
-        alerts = events[events["kind"] == "alert"]
-        if not len(alerts):
-            return
-        last = alerts.iloc[-1]
-        if last["command"] == "controller_stuck":
-            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
-            self.stuck_alert.object = (
-                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
-                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
-                "turn on *resume_when_stuck* in the Controller card to let it."
-            )
-            self.stuck_alert.visible = True
-        else:
-            self.stuck_alert.visible = False
-
     def _session_rebuilt(self, event: param.parameterized.Event) -> None:
         """Reset, replay or scenario switch: the next tick draws the new run (inside one held update)."""
         self._new_run = True
+        # a reset: the same controls, now on the new run's sections (at once: a change made before the next tick
+        # must show the new run's value); a new scenario or a recording gets new controls at the next tick
+        s = self.session
+        if s.scenario != self._controls_scenario or not self.controls.rebind():
+            self._controls_stale = True
         self._mark_urgent()
 
     def _swap_run(self) -> None:

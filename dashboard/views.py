@@ -182,6 +182,10 @@ class TimeSeriesView(pn.viewable.Viewer):
                 break
         return not self._round
 
+    def restart_round(self) -> None:
+        """Give up the round in progress (its plots keep their queued rows): the next flush starts from the first plot."""
+        self._round = []
+
     @property
     def figures(self) -> dict[str, pn.pane.HoloViews]:
         return self.panes
@@ -558,6 +562,9 @@ class SeriesTab(pn.viewable.Viewer):
         if done:  # the log costs more than a plot: once per round
             self.events.flush()
         return done
+
+    def restart_round(self) -> None:
+        self.series.restart_round()
 
     def clear(self) -> None:
         self.series.clear()

@@ -153,6 +153,7 @@ def test_a_branch_from_the_middle_is_the_parent_up_to_the_branch_time_then_goes_
     assert d.active_tab == "Branch" and s.sim.now == 1200.0 and not s.playing
     assert s.sim.parent == {"file": "cap-lowered.scalelab", "digest": rec.digest, "branch_time": 1200.0}
     assert s.branched_from is rec and d.scenario_select.value == "default" and s.overrides == {"autoscaler.MAX_WORKERS": 20}
+    assert d.controls.sections["autoscaler"].live is s.sim.sections["autoscaler"]  # the controls show and change the branch
     assert s.apply({"autoscaler.MAX_WORKERS": 3}) is None  # what if the cap had been lowered again?
     s.sim.advance(1800.0)
     d.refresh()

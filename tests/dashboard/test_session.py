@@ -283,6 +283,24 @@ def test_a_reset_empties_every_plot_which_then_holds_only_the_new_run():
     assert len(times) and times[0] == d.session.sim.sections["run"].sample_interval and np.all(np.diff(times) > 0)
 
 
+def test_after_a_reset_the_controls_change_and_show_the_new_runs_values():
+    from dashboard.ui import Dashboard
+
+    d = ticked(Dashboard("default"), 2)
+    old = d.session.sim
+    d.controls.sections["autoscaler"].controls["MAX_WORKERS"].entry.value = 12
+    d.session.reset()  # a new Simulation with new section objects, the change kept
+    assert d.session.sim is not old and d.session.sim.sections["autoscaler"].MAX_WORKERS == 12
+    cap = d.controls.sections["autoscaler"].controls["MAX_WORKERS"]
+    cap.slider.value_throttled = 3  # before the next tick
+    assert d.session.sim.sections["autoscaler"].MAX_WORKERS == 3
+    assert cap.entry.value == 3 and cap.slider.value == 3  # not the old run's 12
+    refused = {"autoscaler.MAX_WORKERS": 5000}
+    assert d.session.apply(refused)  # and a refused value returns the box to the new run's value in force
+    cap.entry.value = 5000
+    assert cap.entry.value == 3 and cap.message.visible
+
+
 def test_the_placement_tab_applies_only_with_a_cluster_and_the_node_fault_says_why_it_is_off(plain):
     from dashboard.ui import Dashboard
 
@@ -494,3 +512,27 @@ def test_the_good_recording_of_the_corpus_loads_into_the_dashboard():
     d.replay.filename = "good.json"
     d.replay.value = (RECORDINGS / "good.json").read_bytes()
     assert not d.fault_alert.visible and d.session.sim.now == 300.0 and d.session.scenario == "edge"
+
+
+def test_a_tick_yields_while_a_controls_change_waits_for_the_document():
+    """A browser change Panel has queued (debounced) needs the document lock every tick takes: the tick goes second."""
+    import time
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc, state
+
+    from dashboard.ui import Dashboard
+
+    d, doc = Dashboard("default"), Document()
+    with set_curdoc(doc):
+        t = d.session.sim.now
+        state._change_callbacks[doc] = {"pending": lambda: None}
+        try:
+            d._last_wall = time.perf_counter() - 0.1
+            d._tick()
+            assert d.session.sim.now == t
+        finally:
+            del state._change_callbacks[doc]
+        d._last_wall = time.perf_counter() - 0.1
+        d._tick()
+        assert d.session.sim.now > t
