@@ -68,6 +68,30 @@ JS_WATCH = f"""() => {{
 }}"""
 
 
+def descendants_cpu_s(root: int | None = None) -> float:
+    """CPU seconds (user + system) of every process below ``root`` (this one): Chromium and Playwright's driver."""
+    root = os.getpid() if root is None else root
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        ticks[pid] = int(fields[11]) + int(fields[12])  # utime + stime
+    total, todo = 0, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        total += ticks.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def pct(a: list[float], q: float) -> float:
     return float(np.percentile(a, q)) if a else float("nan")
 
@@ -76,7 +100,7 @@ def summary(values: list[float], digits: int = 1) -> dict:
     return {"median": round(pct(values, 50), digits), "p95": round(pct(values, 95), digits), "n": len(values)}
 
 
-def measure(duration: float, interval: float, chromium: str) -> dict:
+def measure(duration: float, interval: float, chromium: str, speeds: tuple[float, ...] = SPEEDS) -> dict:
     """One dashboard in this process, one browser: first data, then ``duration`` s of band changes at each speed."""
     import panel as pn
     from panel.io.state import state
@@ -119,7 +143,7 @@ def measure(duration: float, interval: float, chromium: str) -> dict:
         page.wait_for_timeout(1500)
         page.evaluate(JS_WATCH)
         handle = page.locator(".ctl-live-autoscaler-MIN_AVG_TIME--MAX_AVG_TIME .noUi-handle").nth(1)
-        for speed in SPEEDS:
+        for speed in speeds:
             d.session.speed = speed
             page.wait_for_timeout(1500)  # settle at the new speed
             page.evaluate("() => { window._lat.results = []; }")
@@ -127,6 +151,7 @@ def measure(duration: float, interval: float, chromium: str) -> dict:
             d.part_seconds.clear()
             to_engine, misses = [], 0
             cpu0, wall0, sim0 = time.process_time(), time.perf_counter(), d.session.sim.now
+            browser0 = descendants_cpu_s()
             up = True
             handle.focus()
             while time.perf_counter() - wall0 < duration:
@@ -152,6 +177,7 @@ def measure(duration: float, interval: float, chromium: str) -> dict:
                 "server_tick_ms": summary([t * 1000 for t in d.tick_seconds], 2),
                 "server_tick_parts_ms": parts,
                 "server_cpu_share": round((time.process_time() - cpu0) / wall, 3),  # of one core: server and engine together
+                "browser_cpu_share": round((descendants_cpu_s() - browser0) / wall, 3),  # Chromium's processes (and the driver)
                 "achieved_speed": round((d.session.sim.now - sim0) / wall, 1),
             }
         browser.close()
@@ -175,6 +201,7 @@ def run_peer(peer: str, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         where = export_main(Path(tmp)) if peer == "main" else Path(peer)
         cmd = [sys.executable, __file__, "--measure-only", "--duration", str(args.duration), "--interval", str(args.interval)]
+        cmd += ["--speeds", args.speeds]
         env = {**os.environ, "PYTHONPATH": str(where)}
         done = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True, timeout=1800)
         line = next((ln for ln in reversed(done.stdout.splitlines()) if ln.startswith("RESULT ")), None)
@@ -198,17 +225,19 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=None, help="wall seconds of band changes per speed (default 60; quick 15)")
     ap.add_argument("--interval", type=float, default=1.0, help="wall seconds between two changes")
     ap.add_argument("--peer", default=None, help="another checkout to measure side by side ('main': the main branch)")
+    ap.add_argument("--speeds", default=",".join(f"{v:g}" for v in SPEEDS), help="comma-separated speeds (default 60,600,3600)")
     ap.add_argument("--no-soak", action="store_true", help="skip the memory soak")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)  # the peer's subprocess
     args = ap.parse_args()
     args.duration = args.duration or (15.0 if args.quick else 60.0)
+    speeds = tuple(float(v) for v in args.speeds.split(","))
     if args.measure_only:
-        print("RESULT " + json.dumps(measure(args.duration, args.interval, args.chromium)))
+        print("RESULT " + json.dumps(measure(args.duration, args.interval, args.chromium, speeds)))
         return
     load = os.getloadavg()
     result: dict = {"load_average_start": [round(v, 2) for v in load], "duration_per_speed_s": args.duration}
-    result["ours"] = measure(args.duration, args.interval, args.chromium)
+    result["ours"] = measure(args.duration, args.interval, args.chromium, speeds)
     if args.peer:
         result["peer"] = {"name": args.peer, **run_peer(args.peer, args)}
     if not args.no_soak:
@@ -222,7 +251,8 @@ def main() -> None:
             b = v["slider_to_plot_in_browser_ms"]
             print(
                 f"{who:5} speed {speed:>5}: slider->plot median {b['median']} ms, p95 {b['p95']} ms ({b['n']} changes, {b['misses']} missed); "
-                f"server tick median {v['server_tick_ms']['median']} ms, CPU {v['server_cpu_share']:.0%} of a core, "
+                f"server tick median {v['server_tick_ms']['median']} ms, CPU {v['server_cpu_share']:.0%} of a core "
+                f"(browser {v.get('browser_cpu_share', float('nan')):.0%}), "
                 f"achieved {v['achieved_speed']:g}x"
             )
         print(f"{who:5} first data {result[who]['first_data_s']} s")

@@ -67,7 +67,7 @@ def serve(app_dir: Path) -> tuple[subprocess.Popen, int]:
     raise RuntimeError("panel serve did not start")
 
 
-def soak(app_dir: Path = ROOT, sessions: int = 20, hold_s: float = 4.0, chromium: str = "/usr/bin/chromium") -> dict:
+def soak(app_dir: Path = ROOT, sessions: int = 20, hold_s: float = 4.0, chromium: str = "/usr/bin/chromium", gap_s: float = 1.0) -> dict:
     """Open and close ``sessions`` tabs one after another; the server's RSS after each and at the end (MiB)."""
     from playwright.sync_api import sync_playwright
 
@@ -84,7 +84,7 @@ def soak(app_dir: Path = ROOT, sessions: int = 20, hold_s: float = 4.0, chromium
                 first_data.append(time.perf_counter() - t0)
                 page.wait_for_timeout(hold_s * 1000)
                 page.close()
-                time.sleep(1.0)
+                time.sleep(gap_s)
                 readings.append(round(rss_mib(proc.pid), 1))
             browser.close()
         time.sleep((LIFETIME_MS + 2 * CHECK_MS) / 1000)  # every closed session collected by the server
@@ -99,6 +99,7 @@ def soak(app_dir: Path = ROOT, sessions: int = 20, hold_s: float = 4.0, chromium
     return {
         "sessions": sessions,
         "hold_s": hold_s,
+        "gap_s": gap_s,
         "rss_mib_after_each": readings,
         "rss_mib_settled": settled,
         "growth_vs_first": round(settled / first - 1, 3),
@@ -112,11 +113,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--hold", type=float, default=4.0, help="wall seconds each tab streams before it is closed")
+    ap.add_argument("--gap", type=float, default=1.0, help="wall seconds between closing a tab and reading the RSS / opening the next")
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="checkout whose dashboard/app.py is served")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     args = ap.parse_args()
     load = os.getloadavg()
-    result = soak(args.app_dir, args.sessions, args.hold, args.chromium)
+    result = soak(args.app_dir, args.sessions, args.hold, args.chromium, args.gap)
     result["load_average_start"] = [round(v, 2) for v in load]
     result["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
     print(

@@ -44,6 +44,9 @@ from dashboard.frames import (
 
 #: Colour and dash of each run: the live run, and the two sides of the compare tab.
 RUN_STYLE = {"live": ("#1f77b4", "solid"), "A": ("#1f77b4", "solid"), "B": ("#d62728", "dashed")}
+RUN_STYLE.update(parent=RUN_STYLE["A"], branch=RUN_STYLE["B"])  # a recording and a branch grown from it (the Branch tab)
+#: Runs drawn as the second of a pair: their arrivals are the first run's, not drawn twice.
+SECOND_RUNS = ("B", "branch")
 WORKER_COLORS = dict(zip(WORKER_STATES, ("#fdae61", "#1a9850", "#d73027", "#91bfdb"), strict=True))
 WAIT_STYLE = {"wait_p50": ("#4575b4", "solid", "p50"), "wait_p95": ("#f46d43", "dashed", "p95"), "wait_p99": ("#a50026", "dotted", "p99")}
 FAULT_COLOR = "#b2182b"
@@ -259,7 +262,7 @@ def workers_body(series: pd.DataFrame, run: str = "live") -> hv.Overlay:
 
 def rates_body(series: pd.DataFrame, run: str = "live") -> hv.Overlay:
     color, dash = RUN_STYLE[run]
-    parts = [] if run == "B" else [_curve(series, "arrival_rate", "arrivals", "#999999", width=1.5)]
+    parts = [] if run in SECOND_RUNS else [_curve(series, "arrival_rate", "arrivals", "#999999", width=1.5)]
     parts.append(_curve(series, "completion_rate", "completions" + _suffix(run), color, dash, width=1.5))
     return hv.Overlay(parts)
 

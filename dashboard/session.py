@@ -18,7 +18,7 @@ import pandas as pd
 import param
 
 from dashboard.feed import Feed, KpiTracker
-from engine import ParamError, Scenario, Simulation, list_scenarios, load_scenario
+from engine import ParamError, Recording, Scenario, Simulation, list_scenarios, load_scenario
 
 #: Every live session of this process (the benchmark and the browser tests look inside).
 LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
@@ -80,6 +80,7 @@ class LiveSession(param.Parameterized):
         return self._custom.get(self.scenario) or load_scenario(self.scenario)
 
     def _build(self) -> None:
+        self.branched_from = None  # a fresh run from t=0 is nobody's branch
         self.sim = Simulation(self.scenario_object(), seed=self.seed)
         if self.overrides:
             try:
@@ -94,7 +95,11 @@ class LiveSession(param.Parameterized):
         """Continue live from a recorded session: replay it (same scenario, seed and inputs) and take over.
 
         Raises ``engine.ScenarioError`` naming ``origin`` when it cannot be replayed; the session is then unchanged."""
-        sim = Simulation.replay(recording, origin=origin)
+        self.continue_from(Simulation.replay(recording, origin=origin))
+
+    def continue_from(self, sim: Simulation, branched_from: Recording | None = None) -> None:
+        """Go on live from ``sim`` (a replayed recording, or a branch made by ``Recording.branch``): its scenario joins
+        the choices, its seed and parameter changes become this session's; ``branched_from`` is the branch's parent."""
         self._custom[sim.scenario.name] = sim.scenario
         if sim.scenario.name not in self.param.scenario.objects:
             self.param.scenario.objects = [*self.param.scenario.objects, sim.scenario.name]
@@ -102,9 +107,10 @@ class LiveSession(param.Parameterized):
             self.scenario = sim.scenario.name
             self.seed = sim.seed
         self.overrides = {}
-        for item in recording.get("inputs", []):
+        for item in sim.inputs:
             if item.get("kind") == "params":
                 self.overrides.update(item["changes"])
+        self.branched_from = branched_from
         self._adopt(sim)
 
     def _adopt(self, sim: Any) -> None:
@@ -140,6 +146,7 @@ class LiveSession(param.Parameterized):
         self.stop()
         self.sim = None
         self.feed = None
+        self.branched_from = None
         self._custom.clear()
 
     # -- driving ---------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from dashboard import plots
 from dashboard.controls import SectionControls, label_of
 from dashboard.feed import VIEW_TABLES
 from dashboard.functions import FunctionsTab, is_function_slot, is_function_world
+from dashboard.replay import Recordings
 from dashboard.session import ComparePair, LiveSession
 from dashboard.sweeps import SweepsTab
 from dashboard.views import KpiRow, RunView, TimeSeriesView
@@ -119,6 +120,8 @@ class TabSpec:
 TABS: list[TabSpec] = [
     TabSpec("Live", lambda d: d.run_view.live_tab),
     TabSpec("Placement", lambda d: d.run_view.placement_tab, applies=lambda s: s.has_cluster, flush_every=1.0),
+    TabSpec("Replay", lambda d: d.recordings.replay_tab, flush_every=0.25),
+    TabSpec("Branch", lambda d: d.recordings.branch_tab, applies=lambda s: s.branched_from is not None, flush_every=0.25),
     TabSpec("Compare", lambda d: d.compare, flush_every=0.25),
     TabSpec("Functions", lambda d: FunctionsTab(d.session), applies=lambda s: is_function_world(s.sim.tables), flush_every=2.0),
     TabSpec("Sweeps", lambda d: SweepsTab(d.session, on_open=lambda: d.show_tab("Live")), flush_every=1.0),
@@ -362,6 +365,13 @@ class CompareView(pn.viewable.Viewer):
     def now(self) -> float:
         return self.pair.a.sim.now if self.pair is not None else 0.0
 
+    def achieved_speed(self) -> float:
+        return self.pair.a.achieved_speed() if self.pair is not None else math.nan
+
+    def run_state(self, playing: bool) -> tuple[str, str]:
+        """The header's state label and its CSS class while this tab drives its own runs."""
+        return ("Compare A/B running" if playing else "Compare A/B paused"), "state compare"
+
     # the TabView protocol: the live run's rows are not this tab's
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
         pass
@@ -399,6 +409,7 @@ STATUS_CSS = """
 .run-state .state {font-weight: 700; padding: 2px 10px; border-radius: 12px; background: #1a9850; color: white;}
 .run-state .state.paused {background: #d73027;}
 .run-state .state.compare {background: #7b3294;}
+.run-state .state.replay {background: #01665e;}
 .run-state .behind {color: #fdae61; font-weight: 600;}
 """
 HEADER_CSS = ".app-hint {font-size: 13px; opacity: 0.9;} .app-title {font-size: 19px; font-weight: 700;}"
@@ -442,9 +453,13 @@ class Dashboard(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
         self._build_run_card()
         self._build_fault_card()
+        self.recordings = Recordings(self)  # save / load / export, the Replay and Branch tabs
+        self.replay = self.recordings.upload
         self.controls = LiveControls(s, on_applied=self._applied)
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
-        self.sidebar = pn.Column(self.run_card, self.fault_card, self.controls_holder, sizing_mode="stretch_width", margin=0)
+        self.sidebar = pn.Column(
+            self.run_card, self.recordings.card, self.fault_card, self.controls_holder, sizing_mode="stretch_width", margin=0
+        )
         self.tab_views: dict[str, TabView] = {}
         self.tab_specs: dict[str, TabSpec] = {}
         self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width")  # only the tab on screen has models: a fast first load
@@ -491,26 +506,11 @@ class Dashboard(pn.viewable.Viewer):
             label="Reset", color="warning", description="Back to t=0: same scenario and seed, with the changes made so far"
         )
         self.reset_button.on_click(lambda e: self._reset())
-        record = pn.widgets.FileDownload(
-            callback=self._recording_file,
-            filename="scalelab-recording.json",
-            label="Download recording",
-            color="light",
-            sizing_mode="stretch_width",
-            description="The seed and every change with its simulated time: replays this run exactly",
-        )
-        self.replay = pn.widgets.FileInput(
-            accept=".json", multiple=False, sizing_mode="stretch_width", description="Replay a downloaded recording"
-        )
-        self.replay.param.watch(self._replay_uploaded, "value")
         self.run_card = pn.Card(
             self.scenario_select,
             self.seed_input,
             self.speed_row,
             pn.Row(self.play, self.step_button, self.reset_button),
-            record,
-            pn.pane.Markdown("Replay a recording (JSON):", margin=(0, 10)),
-            self.replay,
             title="Run",
             sizing_mode="stretch_width",
             margin=(4, 0),
@@ -623,9 +623,12 @@ class Dashboard(pn.viewable.Viewer):
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         try:
-            pn.state.on_session_destroyed(lambda ctx: self.stop(clear_plots=False))
+            pn.state.on_session_destroyed(self._destroyed)
         except Exception:  # noqa: BLE001 - no server session (a notebook): nothing to clean up on close
             pass
+
+    def _destroyed(self, context: Any) -> None:
+        self.stop(clear_plots=False)
 
     def stop(self, clear_plots: bool = True) -> None:
         """Stop the clock and let go of the simulations and every plot's data (the browser tab is gone).
@@ -645,6 +648,20 @@ class Dashboard(pn.viewable.Viewer):
         if clear_plots:
             for view in self.tab_views.values():
                 view.clear()
+            # the page's plots and widgets go too: their bokeh models and HoloViews plots are freed now, not when the
+            # server collects the session (seconds later, when the next tabs may already be open)
+            self.main.clear()
+            self.sidebar.clear()
+
+    @staticmethod
+    def _change_pending() -> bool:
+        """Has the browser sent a widget change that Panel is about to apply (its debounce timer runs)?
+
+        Such a change needs the document lock, which every tick takes: at high speed ticks follow each other
+        without a gap, and the change would wait behind one more. (Panel's pending-change table; absent, False.)
+        """
+        pending = getattr(pn.state, "_change_callbacks", None) or {}
+        return bool(pending.get(pn.state.curdoc))
 
     def _connected(self) -> bool:
         """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
@@ -727,6 +744,9 @@ class Dashboard(pn.viewable.Viewer):
             return
         if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
             self.stop()
+            return
+        if self._change_pending():  # a control's change waits for the document: it goes first, this tick is dropped
+            self._part("yielded", 0.0)
             return
         with pn.io.hold():  # one document update per tick: a new run replaces every plot's data at once
             if self._stopped:  # stopped from another thread (a test, the server's clean-up) meanwhile
@@ -828,7 +848,7 @@ class Dashboard(pn.viewable.Viewer):
                 if self._drawn_sample > self._urgent_at or self._urgent_any or force:
                     self._urgent = self._urgent_any = False
             if self._round_open.get(title):
-                now = self.compare.now() if getattr(view, "runs_own_simulations", False) else s.sim.now
+                now = view.now() if getattr(view, "runs_own_simulations", False) else s.sim.now
                 with self._models_frozen():
                     done = self._timed(f"flush_{title}", view.flush, now, math.inf if force else DRAW_BUDGET)
                 self._drew_last = True
@@ -904,11 +924,12 @@ class Dashboard(pn.viewable.Viewer):
 
     def _render_status(self) -> None:
         s = self.session
-        compare = getattr(self.tab_views.get(self.active_tab), "runs_own_simulations", False)
-        sim_now = self.compare.now() if compare else s.sim.now
-        achieved = (self.compare.pair.a if compare and self.compare.pair else s).achieved_speed()
+        view = self.tab_views.get(self.active_tab)
+        compare = getattr(view, "runs_own_simulations", False)  # a tab with its own clock (Compare, Replay) is shown
+        sim_now = view.now() if compare else s.sim.now
+        achieved = (view if compare else s).achieved_speed()
         if compare:
-            state, cls = ("Compare A/B running" if s.playing else "Compare A/B paused"), "state compare"
+            state, cls = view.run_state(s.playing)
         else:
             state, cls = ("Running" if s.playing else "Paused"), "state" + ("" if s.playing else " paused")
         behind = ""

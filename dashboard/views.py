@@ -329,9 +329,10 @@ class PlacementView(pn.viewable.Viewer):
     release or loss takes it away); live it shows the newest ``span`` simulated seconds (the time plots' window).
     """
 
-    def __init__(self, span: float = WINDOW * 5.0):
+    def __init__(self, span: float = WINDOW * 5.0, figure: str = "placement-heatmap"):
         super().__init__()
         self.span = span
+        self.figure = figure
         self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
         self.metric.param.watch(lambda e: self.flush(self._now, force=True), "value")
         self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.", visible=False)
@@ -341,17 +342,20 @@ class PlacementView(pn.viewable.Viewer):
 
     def clear(self) -> None:
         self.nodes: NodeLayout | None = None
-        self._deltas: list[pd.DataFrame] = []
-        self._now = 0.0
-        self._dirty = False
-        self.times: np.ndarray = np.zeros(0)
+        self.rewind()
         self.pipe: hv.streams.Pipe | None = None  # the plot is made with the first frame: its height fits the nodes
         self.plot.object = None
 
-    @staticmethod
-    def _draw(data: Any) -> hv.Overlay:
+    def rewind(self) -> None:
+        """Drop the placements but keep the nodes and the plot (a replay scrubbed back feeds them again from t=0)."""
+        self._deltas: list[pd.DataFrame] = []
+        self._now = 0.0
+        self._dirty = self.nodes is not None
+        self.times: np.ndarray = np.zeros(0)
+
+    def _draw(self, data: Any) -> hv.Overlay:
         layout, deltas, times, metric = data
-        return plots.placement_heatmap(layout, deltas, times, metric, figure="placement-heatmap")
+        return plots.placement_heatmap(layout, deltas, times, metric, figure=self.figure)
 
     def push(self, nodes: pd.DataFrame, placements: pd.DataFrame) -> None:
         """New rows of the ``nodes`` and ``placements`` tables."""
@@ -408,8 +412,9 @@ class ScoreView(pn.viewable.Viewer):
     uses them from its next placement); a mode change cannot be previewed and says so.
     """
 
-    def __init__(self):
+    def __init__(self, figure: str = "score-heatmap"):
         super().__init__()
+        self.figure = figure
         self.choice = pn.widgets.Select(
             label="Placement", options=[LATEST], value=LATEST, width=340, description="Recent placement decisions"
         )
@@ -422,27 +427,32 @@ class ScoreView(pn.viewable.Viewer):
         self.clear()
 
     def clear(self) -> None:
+        self.shown = None  # a new plot follows: nothing to empty in the old one
+        self.rewind()
+        self.pipe = hv.streams.Pipe(data=None)
+        self.plot.object = hv.DynamicMap(self._draw, streams=[self.pipe])
+
+    def rewind(self) -> None:
+        """Drop every decision but keep the plot (a replay scrubbed back feeds them again from t=0)."""
         self.history: dict[str, tuple[pd.DataFrame, float | None]] = {}
         self.latest: str | None = None
         self.weights: dict[str, float] | None = None
         self.preview_note = ""
-        self.shown: tuple[pd.DataFrame, dict[str, float] | None, float | None] | None = None
+        self._blank = getattr(self, "shown", None) is not None  # the plot shows a decision the new feed may not have
+        self.shown = None
         self._dirty = False
         self._placed: dict[int, float] = {}
         self.choice.options = [LATEST]
         self.choice.value = LATEST
         self.status.object = ""
-        self.pipe = hv.streams.Pipe(data=None)
-        self.plot.object = hv.DynamicMap(self._draw, streams=[self.pipe])
 
-    @staticmethod
-    def _draw(data: Any) -> hv.Overlay:
+    def _draw(self, data: Any) -> hv.Overlay:
         if data is None:  # no decision yet: an empty grid of the same size
             return hv.Overlay([hv.Image(np.zeros((1, 1)))]).opts(
                 responsive=True, height=plots.SCORE_HEIGHT, title="Scores of a placement", toolbar=None
             )
         block, weights, placed_at = data
-        return plots.score_heatmap(block, weights, placed_at, figure="score-heatmap")
+        return plots.score_heatmap(block, weights, placed_at, figure=self.figure)
 
     def push(self, placements: pd.DataFrame, breakdowns: pd.DataFrame) -> None:
         """New rows of the ``placements`` and ``breakdowns`` tables: one history entry per decision with a breakdown."""
@@ -487,7 +497,11 @@ class ScoreView(pn.viewable.Viewer):
         chosen = self._selected()
         self.note.visible = chosen is None
         if chosen is None:
+            if self._blank:  # rewound to before the first decision: the empty grid
+                self._blank = False
+                self.pipe.send(None)
             return
+        self._blank = False
         block, at = chosen
         if self._dirty:
             self._dirty = False
@@ -566,10 +580,11 @@ class PlacementTab(pn.viewable.Viewer):
 
     tables = ("nodes", "placements", "breakdowns")
 
-    def __init__(self, span: float = WINDOW * 5.0):
+    def __init__(self, span: float = WINDOW * 5.0, prefix: str | None = None):
         super().__init__()
-        self.placement = PlacementView(span)
-        self.scores = ScoreView()
+        named = f"{prefix}-" if prefix else ""  # the live tab's figures keep their plain names
+        self.placement = PlacementView(span, figure=f"{named}placement-heatmap")
+        self.scores = ScoreView(figure=f"{named}score-heatmap")
         self.gpu = GpuDeviceView()  # per-device GPU use, shown when the cluster has GPUs
         self._layout = pn.Column(self.placement, self.gpu.layout, self.scores, sizing_mode="stretch_width")
 

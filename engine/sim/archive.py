@@ -159,11 +159,13 @@ def _is_time(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def read_archive(path: str | Path) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
-    """A session file's manifest and tables, every table checked against its digest; one-line errors naming the file."""
+def read_archive(path: str | Path, data: bytes | None = None) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """A session file's manifest and tables, every table checked against its digest; one-line errors naming the file.
+
+    ``data``: the file's bytes when they do not come from disk (an upload); ``path`` then only names the file."""
     origin = str(path)
     try:
-        z = zipfile.ZipFile(path)
+        z = zipfile.ZipFile(path if data is None else io.BytesIO(data))
     except FileNotFoundError:
         raise _fail(origin, "no such file; allowed: a .scalelab session file") from None
     except (zipfile.BadZipFile, OSError) as e:

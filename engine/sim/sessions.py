@@ -120,15 +120,31 @@ class Recording:
         return sim
 
 
-def load_recording(path: str | Path) -> Recording:
-    """Load a ``.scalelab`` session file (or a version-1 JSON recording); raises ScenarioError naming the file."""
+def load_recording(path: str | Path, data: bytes | None = None) -> Recording:
+    """Load a ``.scalelab`` session file (or a version-1 JSON recording); raises ScenarioError naming the file.
+
+    ``data``: the file's bytes when they do not come from disk (an upload in the dashboard); ``path`` then only
+    names the file, in messages and as a branch's parent."""
     path = Path(path)
     try:
-        head = read_bytes(path, "recording")[:4]
+        head = data[:4] if data is not None else _head(path)
     except InputError as e:
         raise ScenarioError(str(e)) from None
     if head.startswith(b"PK"):  # a zip, maybe truncated or corrupted: read_archive says which
-        manifest, tables = read_archive(path)
+        manifest, tables = read_archive(path, data)
         return Recording(path, manifest, tables)
-    manifest = parse_recording(read_bytes(path, "recording"), str(path))
+    try:
+        text = data if data is not None else read_bytes(path, "recording")
+    except InputError as e:
+        raise ScenarioError(str(e)) from None
+    manifest = parse_recording(text, str(path))
     return Recording(path, manifest, {})
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a file: a session file may be larger than a JSON recording may be, so it is not read whole here."""
+    try:
+        with path.open("rb") as f:
+            return f.read(4)
+    except OSError:
+        return read_bytes(path, "recording")[:4]  # raises the one-line error naming the file (missing, a folder, unreadable)

@@ -435,7 +435,7 @@ def test_a_tab_registered_by_another_module_is_fed_the_tables_it_names(plain):
         ui.register_tab(ui.TabSpec("Decisions", lambda d: CountingTab(), applies=lambda s: "decisions" in s.sim.tables), before="Compare")
         ui.register_tab(ui.TabSpec("Never", lambda d: CountingTab(), applies=lambda s: False))
         d = ticked(ui.Dashboard(plain), 3)
-        assert d._tab_titles == ["Live", "Decisions", "Compare", "Sweeps"]
+        assert d._tab_titles == ["Live", "Replay", "Decisions", "Compare", "Sweeps"]  # Placement and Branch do not apply
         tab = d.tab_views["Decisions"]
         assert tab.rows == d.session.sim.count("decisions") > 0 and tab.flushed >= 1
         d.session.reset()
@@ -512,3 +512,27 @@ def test_the_good_recording_of_the_corpus_loads_into_the_dashboard():
     d.replay.filename = "good.json"
     d.replay.value = (RECORDINGS / "good.json").read_bytes()
     assert not d.fault_alert.visible and d.session.sim.now == 300.0 and d.session.scenario == "edge"
+
+
+def test_a_tick_yields_while_a_controls_change_waits_for_the_document():
+    """A browser change Panel has queued (debounced) needs the document lock every tick takes: the tick goes second."""
+    import time
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc, state
+
+    from dashboard.ui import Dashboard
+
+    d, doc = Dashboard("default"), Document()
+    with set_curdoc(doc):
+        t = d.session.sim.now
+        state._change_callbacks[doc] = {"pending": lambda: None}
+        try:
+            d._last_wall = time.perf_counter() - 0.1
+            d._tick()
+            assert d.session.sim.now == t
+        finally:
+            del state._change_callbacks[doc]
+        d._last_wall = time.perf_counter() - 0.1
+        d._tick()
+        assert d.session.sim.now > t

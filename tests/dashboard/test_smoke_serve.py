@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_panel_serve_app_loads_in_browser(page):
-    # the flags of `make serve` (closed tabs are cleaned up within a minute), on a free port
+    # the flags of `make serve` (a closed tab's session is collected 15 s after it closed), on a free port
     args = [
         "dashboard/app.py",
         "--port",
@@ -22,9 +22,9 @@ def test_panel_serve_app_loads_in_browser(page):
         "--address",
         "127.0.0.1",
         "--check-unused-sessions",
-        "10000",
+        "1000",
         "--unused-session-lifetime",
-        "30000",
+        "15000",
     ]
     with run_panel_serve(args, cwd=ROOT) as proc:
         port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
@@ -32,11 +32,14 @@ def test_panel_serve_app_loads_in_browser(page):
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded")
-        # the simulation streams: the live queue source gets rows within a few seconds
+        # the simulation streams: the live queue plot (figure ts-queue) gets rows within a few seconds
         page.wait_for_function(
             "() => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return false;"
-            " const s = d.get_model_by_name('samples-live'); return s && s.data.time.length > 3; }",
+            " for (const m of d._all_models.values()) if (m.name === 'ts-queue')"
+            "   return m.renderers.some(r => r.data_source && r.data_source.data.time && r.data_source.data.time.length > 3);"
+            " return false; }",
             timeout=30000,
         )
+        assert page.locator(".app-title").first.inner_text().startswith("scalelab")  # the app's template, not a bare page
         assert page.locator(".ctl-live-autoscaler-MAX_WORKERS").count() == 1
         assert not errors, errors

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine import RecordingMismatch, Simulation, load_recording
+from engine import RecordingMismatch, ScenarioError, Simulation, load_recording
 from engine.sim.archive import write_archive
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,3 +118,12 @@ def test_every_shipped_recording_replays_identically(path):
     )
     assert r.returncode == 0, r.stderr
     assert "reproduces the recorded tables" in r.stdout
+
+
+def test_a_session_file_loads_from_bytes_as_an_upload_and_errors_name_the_uploaded_file(session):
+    _, path = session
+    rec = load_recording("colleague.scalelab", data=path.read_bytes())
+    assert rec.path.name == "colleague.scalelab" and rec.digest == load_recording(path).digest
+    pd.testing.assert_frame_equal(rec.tables["samples"], load_recording(path).tables["samples"])
+    with pytest.raises(ScenarioError, match=r"^colleague\.scalelab: not a readable \.scalelab session file"):
+        load_recording("colleague.scalelab", data=path.read_bytes()[:-200])
