@@ -8,7 +8,7 @@ on another checkout in a subprocess (``--peer main`` exports the main branch: th
 raw bokeh figures and ColumnDataSource streams) and prints both side by side. Memory over open-and-close sessions
 is ``benchmarks/dashboard_memory.py``; this script runs it too unless ``--no-soak``.
 
-    python benchmarks/dashboard_latency.py --quick            # < 3 min: 3 speeds x 15 s, 20-session soak of 2 s each
+    python benchmarks/dashboard_latency.py --quick            # ~3 min: 3 speeds x 10 s, 20-session soak of 0.5 s each
     python benchmarks/dashboard_latency.py                    # 3 speeds x 60 s, 20 sessions of 4 s
     python benchmarks/dashboard_latency.py --quick --peer main --no-soak   # before/after, side by side
 
@@ -221,8 +221,8 @@ def goals(result: dict) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="15 s per speed and a 20-session soak of 2 s each (under 3 minutes)")
-    ap.add_argument("--duration", type=float, default=None, help="wall seconds of band changes per speed (default 60; quick 15)")
+    ap.add_argument("--quick", action="store_true", help="10 s per speed and a 20-session soak of 0.5 s each (about 3 minutes)")
+    ap.add_argument("--duration", type=float, default=None, help="wall seconds of band changes per speed (default 60; quick 10)")
     ap.add_argument("--interval", type=float, default=1.0, help="wall seconds between two changes")
     ap.add_argument("--peer", default=None, help="another checkout to measure side by side ('main': the main branch)")
     ap.add_argument("--speeds", default=",".join(f"{v:g}" for v in SPEEDS), help="comma-separated speeds (default 60,600,3600)")
@@ -230,7 +230,7 @@ def main() -> None:
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)  # the peer's subprocess
     args = ap.parse_args()
-    args.duration = args.duration or (15.0 if args.quick else 60.0)
+    args.duration = args.duration or (10.0 if args.quick else 60.0)
     speeds = tuple(float(v) for v in args.speeds.split(","))
     if args.measure_only:
         print("RESULT " + json.dumps(measure(args.duration, args.interval, args.chromium, speeds)))
@@ -241,7 +241,7 @@ def main() -> None:
     if args.peer:
         result["peer"] = {"name": args.peer, **run_peer(args.peer, args)}
     if not args.no_soak:
-        result["memory"] = soak(ROOT, 20, 2.0 if args.quick else 4.0, args.chromium)
+        result["memory"] = soak(ROOT, 20, 0.5 if args.quick else 4.0, args.chromium, gap_s=0.5 if args.quick else 1.0)
     result["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
     result["goals_met"] = goals(result)
     for who in ("ours", "peer"):

@@ -53,6 +53,7 @@ def kpi_difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
 
 
 def scenario_name(rec: Recording) -> str:
+    """The recorded scenario's name, read from the manifest (the scenario is not rebuilt: that may read files)."""
     return str((rec.manifest.get("scenario") or {}).get("name") or "unnamed")
 
 

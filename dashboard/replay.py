@@ -42,7 +42,7 @@ from dashboard.recordings import describe, download_name, kpi_difference, kpis_a
 from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW, LiveSession
 from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices, timeline_body, timeline_opts
 from dashboard.views import WINDOW, EventLog, KpiRow, PlacementTab, TimeSeriesView
-from engine import InputError, Recording, load_recording
+from engine import InputError, Recording, Simulation, load_recording
 
 if TYPE_CHECKING:  # the dashboard builds this part; this module does not import the dashboard
     from dashboard.ui import Dashboard
@@ -293,9 +293,11 @@ class ReplayTab(pn.viewable.Viewer):
             self.at = 0.0
 
     def now(self) -> float:
+        """The scrubbed time (the header shows it while this tab is shown)."""
         return self.at
 
     def achieved_speed(self) -> float:
+        """Simulated seconds replayed per wall second over the last few seconds of playing (NaN before any)."""
         newest = self._progress[-1][0] if self._progress else 0.0
         recent = [(dt, adv) for at, dt, adv in self._progress if newest - at <= SPEED_WINDOW]
         wall = sum(min(max(dt, 0.0), MAX_TICK_GAP) for dt, _ in recent)
@@ -440,6 +442,7 @@ class BranchTab(pn.viewable.Viewer):
         )
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
+        """Queue the branch's new rows from the branch point on."""
         if self.session.sim is not self._for_sim:  # a new run reached this tab before its clear (the tab was just added)
             self.clear()
         if self.branch_time is None:
@@ -449,6 +452,7 @@ class BranchTab(pn.viewable.Viewer):
             self.views.push("branch", samples, events, self.session.sim.sections["run"].sample_interval)
 
     def flush(self, now: float, budget: float = math.inf) -> bool:
+        """Draw the queued rows within ``budget`` wall seconds; the KPIs of the parent at ``now`` and of the branch."""
         if self.parent is None:
             return True
         done = self.views.flush(budget)
@@ -550,7 +554,7 @@ class Recordings:
             return
         self.open(rec)
 
-    def open(self, rec: Recording) -> None:
+    def open(self, rec: Recording) -> None:  # also the Replay tab's example button
         """Show ``rec`` in the Replay tab, at its end; the live run pauses (the replay's clock is the sidebar's)."""
         d = self.dashboard
         self.replay_tab.load(rec)
@@ -564,6 +568,12 @@ class Recordings:
         """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab."""
         d = self.dashboard
         try:
+            cost = Simulation(rec.scenario, seed=rec.seed).estimate(at)  # the re-simulation up to ``at`` holds the server
+            if cost.long or cost.too_long:
+                raise InputError(
+                    f"{rec.path.name}: re-simulating it up to {plots.hms(at)} would take {cost.describe()}; allowed: an earlier "
+                    "branch time, or Recording.branch in a notebook"
+                )
             sim = rec.branch(at)
         except InputError as err:
             d._say(f"Branch not made: {err}")

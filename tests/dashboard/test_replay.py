@@ -214,3 +214,16 @@ def test_the_export_buttons_give_a_page_of_the_live_run_and_of_the_replayed_reco
     d.recordings.open(load_recording(EDGE))
     page = d.recordings.replay_tab._page_file()
     assert isinstance(page, io.BytesIO) and b"edge-reweighted.scalelab" in page.getvalue()
+
+
+def test_a_branch_that_would_hold_the_server_for_minutes_is_refused_in_one_line(dashboard, monkeypatch):
+    from engine.core.budget import Estimate
+
+    d = dashboard
+    rec = load_recording(EDGE)
+    d.recordings.open(rec)
+    live = d.session.sim
+    monkeypatch.setattr(Simulation, "estimate", lambda self, until: Estimate(until, jobs=1e9, samples=0, heartbeats=0, bytes=0))
+    d.recordings.branch(rec, 900.0)
+    assert d.message.object.startswith("Branch not made: edge-reweighted.scalelab: re-simulating it up to 0:15:00 would take ~")
+    assert d.session.sim is live and d.session.branched_from is None and d.active_tab == "Replay"

@@ -117,6 +117,7 @@ SESSION_CASES = [
     ("hand-edited-manifest.scalelab", "manifest.json: digest: does not match the tables' digests"),
     ("hand-edited-inputs.scalelab", "manifest.json: NaN is not JSON"),
     ("newer-version.scalelab", "version 9 is newer than this scalelab reads (2)"),
+    ("unknown-version.scalelab", "manifest.json: version: '2' is not supported; allowed: 2"),
     ("extra-member.scalelab", "member 'tables/../../evil.txt': a path outside the file"),
 ]
 
