@@ -38,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import simpy  # noqa: E402
+from bench_common import time_bare, time_run  # noqa: E402
 
 from engine import Scenario, Simulation  # noqa: E402
 
@@ -81,29 +82,8 @@ def busy_scenario(duration: float, sample_interval: float = 5.0, record_jobs: bo
 # -- throughput --------------------------------------------------------------------------
 def time_ours(scenario: Scenario) -> tuple[int, float, float]:
     """(jobs completed, wall s, CPU s) of ``Simulation(scenario).run()``, construction included."""
-    gc.collect()
-    c0, t0 = time.process_time(), time.perf_counter()
-    sim = Simulation(scenario)
-    sim.run()
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    sim, wall, cpu = time_run(scenario)
     return int(sim.summary()["jobs_completed"]), wall, cpu
-
-
-def _ticker(env: simpy.Environment, n: int, dt: float):
-    for _ in range(n):
-        yield env.timeout(dt)
-
-
-def time_bare(events: int, procs: int = 1) -> tuple[float, float]:
-    """(wall s, CPU s) for simpy to process ``events`` timeouts yielded by ``procs`` bare processes."""
-    gc.collect()
-    env = simpy.Environment()
-    per, extra = divmod(events, procs)
-    for i in range(procs):
-        env.process(_ticker(env, per + (1 if i < extra else 0), 1.0 + i * 1e-3))
-    c0, t0 = time.process_time(), time.perf_counter()
-    env.run()
-    return time.perf_counter() - t0, time.process_time() - c0
 
 
 # -- memory ------------------------------------------------------------------------------

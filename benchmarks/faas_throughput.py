@@ -40,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import simpy  # noqa: E402
+from bench_common import time_bare, time_run  # noqa: E402
 
 from engine import Scenario, Simulation, load_scenario  # noqa: E402
 
@@ -110,27 +111,8 @@ def edge_scenario(duration: float) -> Scenario:
 
 def time_ours(scenario: Scenario) -> tuple[int, float, float, Simulation]:
     """(requests generated, wall s, CPU s, the simulation) of ``Simulation(scenario).run()``, construction included."""
-    gc.collect()
-    c0, t0 = time.process_time(), time.perf_counter()
-    sim = Simulation(scenario)
-    sim.run()
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    sim, wall, cpu = time_run(scenario)
     return int(sim.summary()["requests_generated"]), wall, cpu, sim
-
-
-def _ticker(env: simpy.Environment, n: int):
-    for _ in range(n):
-        yield env.timeout(1.0)
-
-
-def time_bare(events: int) -> tuple[float, float]:
-    """(wall s, CPU s) for simpy to process ``events`` timeouts of one bare process."""
-    gc.collect()
-    env = simpy.Environment()
-    env.process(_ticker(env, events))
-    c0, t0 = time.process_time(), time.perf_counter()
-    env.run()
-    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def measure(name: str, make: Any, duration: float, reps: int) -> dict[str, Any]:
