@@ -112,18 +112,34 @@ def read_kube_items(path: Path | str, kind: str, error: type[KubeObjectError], c
     )
 
 
-def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
-    nodes: list[KubeNode] = []
+def read_unique_kube_objects[T](
+    path: Path | str,
+    kind: str,
+    error: type[KubeObjectError],
+    command: str,
+    allow_empty: bool,
+    parse: Callable[[Path | str, str, Any], T],
+    key: Callable[[T], str],
+    unique: str,
+) -> tuple[T, ...]:
+    """Every object of a dump (:func:`read_kube_items`) parsed, refusing a second object with the same ``key``
+    (``unique`` says what must be unique, for the message)."""
+    records: list[T] = []
     seen: dict[str, str] = {}
-    for where, item in read_kube_items(path, "Node", KubeNodesError, "kubectl get nodes -o json", allow_empty=False):
-        record = parse_kube_node(path, where, item)
-        if record.name in seen:
-            raise KubeNodesError(
-                path, f"{where} ({record.name})", "metadata.name", f"repeats {seen[record.name]}; allowed: unique node names"
-            )
-        seen[record.name] = where
-        nodes.append(record)
-    return tuple(nodes)
+    for where, item in read_kube_items(path, kind, error, command, allow_empty=allow_empty):
+        record = parse(path, where, item)
+        k = key(record)
+        if k in seen:
+            raise error(path, f"{where} ({k})", "metadata.name", f"repeats {seen[k]}; allowed: unique {unique}")
+        seen[k] = where
+        records.append(record)
+    return tuple(records)
+
+
+def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
+    return read_unique_kube_objects(
+        path, "Node", KubeNodesError, "kubectl get nodes -o json", False, parse_kube_node, lambda n: n.name, "node names"
+    )
 
 
 def parse_kube_node(path: Path | str, where: str, item: Any) -> KubeNode:

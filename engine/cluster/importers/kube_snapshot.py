@@ -44,7 +44,7 @@ from engine.cluster.importers.kube import (
     KubeObjectError,
     kube_node_spec,
     load_kube_nodes,
-    read_kube_items,
+    read_unique_kube_objects,
     set_kube_storage_links,
 )
 from engine.cluster.model import ARCH, Cluster, Container, ContainerRegistry, Pod, StorageIndex, normalize_image_name
@@ -352,17 +352,9 @@ def load_kube_pods(path: Path | str) -> tuple[KubePod, ...]:
 
 
 def _read_kube_pods(path: Path | str) -> tuple[KubePod, ...]:
-    pods: list[KubePod] = []
-    seen: dict[str, str] = {}
-    for where, item in read_kube_items(path, "Pod", KubePodsError, "kubectl get pods -A -o json", allow_empty=True):
-        record = parse_kube_pod(path, where, item)
-        if record.key in seen:
-            raise KubePodsError(
-                path, f"{where} ({record.key})", "metadata.name", f"repeats {seen[record.key]}; allowed: unique names per namespace"
-            )
-        seen[record.key] = where
-        pods.append(record)
-    return tuple(pods)
+    return read_unique_kube_objects(
+        path, "Pod", KubePodsError, "kubectl get pods -A -o json", True, parse_kube_pod, lambda p: p.key, "names per namespace"
+    )
 
 
 # ------------------------------------------------------------------------------------ building a cluster
