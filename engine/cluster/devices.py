@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.cluster.model import ARCH, CAPABILITY, CAPABILITY_GPU, GPU_MODEL, NODE_CLASS, NODE_DEVICE, Cluster, NodeSpec
 from engine.cluster.quantity import parse_quantity, quantity_bytes
 from engine.core import filecache
+
+if TYPE_CHECKING:
+    pass
 
 DEVICES_FILE = Path(__file__).resolve().parents[2] / "data" / "faas-sim" / "devices.csv"
 CAPABILITY_TPU = f"{CAPABILITY}/coral-tpu"
@@ -54,6 +57,7 @@ class DeviceShape:
 
 def device_shapes(path: Path = DEVICES_FILE) -> dict[str, DeviceShape]:
     """The device shapes of ``devices.csv`` by device name (read once per file version)."""
+    import pandas as pd
 
     def build() -> dict[str, DeviceShape]:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)

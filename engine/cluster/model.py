@@ -22,11 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.cluster.constraints import NodeSelectorTerm, Taint, Toleration
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -495,6 +498,12 @@ class Cluster:
     # ---------------------------------------------------------------- tables
     def node_table(self) -> pd.DataFrame:
         """One row per node: identity, labels that matter, capacity, allocation, pods, schedulable."""
+        import pandas as pd
+
+        return pd.DataFrame(self.node_columns())
+
+    def node_columns(self) -> dict[str, np.ndarray]:
+        """The columns of :meth:`node_table` as numpy arrays (no pandas: the engine loads it only when a table is asked for)."""
         if self._static_table is None:  # labels and capacities never change: build their columns once
             self._static_table = {
                 "name": np.array(self.names, dtype=object),
@@ -507,22 +516,20 @@ class Cluster:
                 "storage": self.has_label(STORAGE),
             }
         st = self._static_table
-        return pd.DataFrame(
-            {
-                **{k: st[k] for k in ("name", "region", "zone", "locality", "node_class", "arch", "storage")},
-                "cpu_capacity": self.cpu_capacity,
-                "cpu_allocated": self.cpu_capacity - self.cpu_free,
-                "memory_capacity": self.memory_capacity,
-                "memory_allocated": self.memory_capacity - self.memory_free,
-                "gpu_capacity": self.gpu_capacity,
-                "gpu_allocated": self.gpu_capacity - self.gpu_free,
-                "gpu_count": self.gpu_count,
-                "gpu_model": st["gpu_model"],
-                "speed": self.speed,
-                "replicas": self.pods.copy(),
-                "schedulable": self.schedulable.copy(),
-            }
-        )
+        return {
+            **{k: st[k] for k in ("name", "region", "zone", "locality", "node_class", "arch", "storage")},
+            "cpu_capacity": self.cpu_capacity,
+            "cpu_allocated": self.cpu_capacity - self.cpu_free,
+            "memory_capacity": self.memory_capacity,
+            "memory_allocated": self.memory_capacity - self.memory_free,
+            "gpu_capacity": self.gpu_capacity,
+            "gpu_allocated": self.gpu_capacity - self.gpu_free,
+            "gpu_count": self.gpu_count,
+            "gpu_model": st["gpu_model"],
+            "speed": self.speed,
+            "replicas": self.pods.copy(),
+            "schedulable": self.schedulable.copy(),
+        }
 
 
 def nodes_of(cluster: Cluster, nodes: Iterable[int | str]) -> np.ndarray:

@@ -13,12 +13,14 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from engine.core.params import ParamError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class FileError(ParamError):
@@ -47,6 +49,8 @@ def read_csv(
     with more or fewer fields than the header, and the header repeated as a data row (two files joined).
     ``base`` names the folder relative paths are read from (for the message), ``noun`` what the file holds.
     """
+    import pandas as pd
+
     if not path.is_file():
         relative = f"relative to {base} or absolute" if base else "an absolute path"
         raise error(path, "", f"no such file; allowed: a CSV file, {relative}", field)
@@ -147,6 +151,8 @@ def numeric_column(
     ``empty_ok`` lets empty cells through as NaN (float64 only). ``rows`` maps the frame's rows to the
     file's data rows (when ``df`` is a selection) for messages.
     """
+    import pandas as pd
+
     raw = df[col]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)

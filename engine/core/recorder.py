@@ -17,10 +17,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DTYPES = ("float64", "int64", "bool", "string", "Int64", "Float64")
 
@@ -54,6 +56,8 @@ class TableSpec:
 
     def describe(self) -> pd.DataFrame:
         """The declaration as a small table (column, dtype, doc), for documentation and notebooks."""
+        import pandas as pd
+
         return pd.DataFrame({"column": self.names, "dtype": [c.dtype for c in self.columns], "doc": [c.doc for c in self.columns]})
 
 
@@ -119,6 +123,8 @@ class _BlockStore:
 
 
 def _series(values: list | np.ndarray, dtype: str) -> pd.Series | np.ndarray:
+    import pandas as pd
+
     if isinstance(values, np.ndarray) and dtype not in ("float64", "int64", "bool"):
         values = values.tolist()
     if dtype == "float64":
@@ -248,6 +254,8 @@ class Recorder:
 
     def frame(self, name: str, start: int = 0, stop: int | None = None) -> pd.DataFrame:
         """Rows ``[start, stop)`` (absolute numbers; rows no longer kept are left out) with the declared dtypes."""
+        import pandas as pd
+
         if name in self._columnar:
             spec, columns = self._columnar[name]
             cols = columns()
@@ -288,6 +296,8 @@ def normalise(df: pd.DataFrame, dtypes: Sequence[tuple[str, str]]) -> pd.DataFra
     A table read back from Parquet comes back with pyarrow-backed or object dtypes; normalised, it is the frame the
     run produced (same values, same dtypes), so digests and comparisons are of content, not of storage.
     """
+    import pandas as pd
+
     out = {}
     for name, dtype in dtypes:
         values = df[name]
@@ -302,6 +312,8 @@ def normalise(df: pd.DataFrame, dtypes: Sequence[tuple[str, str]]) -> pd.DataFra
 
 def frame_digest(df: pd.DataFrame) -> str:
     """A stable digest of a DataFrame's values (identical frames, identical digests)."""
+    import pandas as pd
+
     h = hashlib.sha256()
     h.update(",".join(df.columns).encode())
     h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.cluster.devices import ARCH_NAMES
 from engine.core import filecache
+
+if TYPE_CHECKING:
+    pass
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "faas-sim"
 #: Device -> host type of the start-up measurements.
@@ -107,6 +110,7 @@ def _size(text: str) -> int:
 
 def load_measurements(directory: Path = DATA_DIR) -> Measurements:
     """The measurements in ``directory`` (fet, resources, images, startup CSVs), read once per file version."""
+    import pandas as pd
 
     def build() -> Measurements:
         m = Measurements()

@@ -17,10 +17,10 @@ from engine.autoscaling.registry import FUNCTION_SCALERS
 from engine.core.params import ParamError, Section
 from engine.faas.measured import STARTUP_PROFILES, load_measurements
 from engine.faas.simulators import SIMULATORS, FunctionSimulator
+from engine.faas.slots import MAX_FUNCTIONS, SLOT_KEYS  # noqa: F401 (MAX_FUNCTIONS: re-exported, its home was here)
 from engine.faas.traces import load_function_trace
 from engine.workload.requests import ARRIVALS
 
-MAX_FUNCTIONS = 6
 #: Scalers that need at least one replica to measure (they never scale a function up from zero).
 NEEDS_ONE = ("rps_threshold", "average_rps", "queue_per_replica", "hpa", "queue_drain")
 
@@ -201,8 +201,8 @@ class FunctionParams(Section):
 
 #: The function slots, one section class per key (``fn1`` .. ``fn6``), an explicit table.
 FUNCTION_SLOTS: dict[str, type[FunctionParams]] = {
-    f"fn{i}": type(f"Function{i}Params", (FunctionParams,), {"key": f"fn{i}", "__doc__": f"Function slot {i}: one deployment."})
-    for i in range(1, MAX_FUNCTIONS + 1)
+    key: type(f"Function{i}Params", (FunctionParams,), {"key": key, "__doc__": f"Function slot {i}: one deployment."})
+    for i, key in enumerate(SLOT_KEYS, start=1)
 }
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import simpy
 
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
@@ -29,6 +28,9 @@ from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
 from engine.scheduling.service import PlacementService
 from engine.workload.requests import shape_peak
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FAULT_KINDS: dict[str, str] = {
     "node_drain": "a node is cordoned and drained (node=NAME or position, default the one with most replicas): its replicas "
@@ -298,6 +300,8 @@ class FunctionWorld:
     # -- the invocations table ----------------------------------------------------------------------------
     def invocation_columns(self) -> dict[str, Any]:
         """Every request's row as numpy/pandas columns, statuses as of now (see :data:`engine.faas.tables.INVOCATIONS`)."""
+        import pandas as pd
+
         now = self.env.now
         parts: list[dict[str, np.ndarray]] = []
         for rt in self.flow.functions:
@@ -373,6 +377,8 @@ class FunctionWorld:
     # -- summary ------------------------------------------------------------------------------------------
     def function_summary(self, now: float) -> pd.DataFrame:
         """One row per function: requests by status, p50/p95/p99 response of the completed, cold starts, replicas."""
+        import pandas as pd
+
         rows = []
         for rt in self.flow.functions:
             rep, arr, start, exe = rt.columns()

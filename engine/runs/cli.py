@@ -12,10 +12,8 @@ import json
 import os
 import signal
 import sys
-from importlib import metadata
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from engine.core.clock import check_horizon
 from engine.core.inputs import InputError, load_yaml
@@ -24,6 +22,9 @@ from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.sessions import RecordingMismatch, load_recording
 from engine.sim.simulation import Simulation
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The files ``run --out`` writes (``jobs.parquet`` too with run.record_jobs; the run's other tables as Parquet).
 OUTPUT_FILES = ("samples.parquet", "events.parquet", "decisions.parquet", "summary.json", "session.scalelab")
@@ -90,6 +91,8 @@ def _export(args: argparse.Namespace) -> int:
     The engine imports no UI: exporters are found through the ``scalelab.exporters`` entry points (pyproject.toml)."""
     try:
         rec = load_recording(args.recording)
+        from importlib import metadata
+
         found = [e for e in metadata.entry_points(group="scalelab.exporters") if e.name == "html"]
         if not found:
             raise InputError(
@@ -274,6 +277,8 @@ def _say_interrupted(runner, sweep_plan, out: Path | None) -> None:
 def _sweep(args: argparse.Namespace) -> int:
     """The ``sweep`` subcommand: validate everything (file, every point, the output directory), then run and keep each run."""
     import logging
+
+    import pandas as pd
 
     from engine.runs.sweep import SweepRun, plan_sweep  # dask is imported only for sweeps
 

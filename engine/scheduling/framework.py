@@ -42,9 +42,9 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
@@ -65,6 +65,9 @@ from engine.scheduling.least_allocated import LeastAllocated
 from engine.scheduling.locality_type import LocalityType
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Every priority, in the order the weighted sum adds them (Skippy's default order first).
 PRIORITIES: tuple[Priority, ...] = (
@@ -192,6 +195,8 @@ class PlacementDecision:
 
     def breakdown(self) -> pd.DataFrame:
         """Long table, one row per node x priority: raw, score, weight, weighted, total, feasible, reason, winner."""
+        import pandas as pd
+
         return pd.DataFrame(self.breakdown_columns())
 
 

@@ -36,9 +36,9 @@ parameters take effect only when a new service is built.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.cluster.build import build_cluster
 from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, Pod
@@ -46,6 +46,9 @@ from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.params import SchedulerParams, weight_name
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
 #: a recorded decision with new weights through it).
@@ -183,19 +186,19 @@ class PlacementService:
 
     # -- recording -------------------------------------------------------------------------------------
     def _record_nodes(self) -> None:
-        t = self.cluster.node_table()
+        t = self.cluster.node_columns()
         self.recorder.extend(
             "nodes",
             {
                 "node_index": np.arange(self.cluster.n),
-                "node": t["name"].to_numpy(),
-                "region": t["region"].to_numpy(),
-                "zone": t["zone"].to_numpy(),
-                "locality": t["locality"].to_numpy(),
-                "node_class": t["node_class"].to_numpy(),
-                "arch": t["arch"].to_numpy(),
+                "node": t["name"],
+                "region": t["region"],
+                "zone": t["zone"],
+                "locality": t["locality"],
+                "node_class": t["node_class"],
+                "arch": t["arch"],
                 "gpu_model": self.cluster.label_column(GPU_MODEL),
-                "storage": t["storage"].to_numpy(),
+                "storage": t["storage"],
                 "cpu_capacity": self.cluster.cpu_capacity,
                 "memory_capacity": self.cluster.memory_capacity,
                 "gpu_capacity": self.cluster.gpu_capacity,

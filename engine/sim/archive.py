@@ -29,16 +29,15 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from engine.core.inputs import InputError, load_json
 from engine.core.recorder import DTYPES, frame_digest, normalise
 from engine.sim.recording import check_recording
 from engine.sim.scenario import ScenarioError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ARCHIVE_FORMAT = "scalelab-session"
 ARCHIVE_VERSION = 2
@@ -77,6 +76,9 @@ def write_archive(
     """Write a session file: ``manifest`` (without ``tables``/``digest``, added here) and the ``frames`` as Parquet.
 
     Written to a temporary file beside ``path`` and renamed into place: a failed write leaves no partial file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     tables: dict[str, dict[str, Any]] = {}
     blobs: dict[str, bytes] = {}
@@ -163,6 +165,10 @@ def read_archive(path: str | Path, data: bytes | None = None) -> tuple[dict[str,
     """A session file's manifest and tables, every table checked against its digest; one-line errors naming the file.
 
     ``data``: the file's bytes when they do not come from disk (an upload); ``path`` then only names the file."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     origin = str(path)
     try:
         z = zipfile.ZipFile(path if data is None else io.BytesIO(data))
@@ -222,6 +228,8 @@ def read_archive(path: str | Path, data: bytes | None = None) -> tuple[dict[str,
 
 
 def _same(a: Any, b: Any) -> bool:
+    import pandas as pd
+
     if a is pd.NA or b is pd.NA or a is None or b is None:
         return (a is pd.NA or a is None) and (b is pd.NA or b is None)
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from engine.core.clock import MAX_HORIZON
 from engine.core.inputs import InputError, load_json
 from engine.core.recorder import frame_digest
 from engine.sim.scenario import ScenarioError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RECORDING_FORMAT = "scalelab-recording"
 RECORDING_VERSION = 1

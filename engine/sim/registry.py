@@ -3,12 +3,14 @@
 Nothing registers itself on import: a section exists for a scenario because it is listed in
 :data:`SECTIONS`, whatever has been imported before. Each row says which class declares the section and,
 where the section names a file, the check that reads it (run when a scenario is built and before a live
-change is applied; params themselves do no I/O).
+change is applied; params themselves do no I/O). The function and pod worlds' rows name their classes as
+``"module:attribute"``, imported when first asked for, so a run of the VM world does not build them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
@@ -16,11 +18,7 @@ from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
-from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
-from engine.faas.world import FunctionWorld
-from engine.podworld.params import PodsParams
-from engine.podworld.params import check_files as check_pod_files
-from engine.podworld.world import PodWorld
+from engine.faas.slots import SLOT_KEYS
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
@@ -29,12 +27,31 @@ from engine.workload.params import WorkloadParams
 from engine.workload.traces.replay import check_files as check_workload_files
 
 
+def _resolve(ref):
+    """``ref`` itself, or what a ``"module:name.key"`` string names (imported now; ``.key`` looks into a table)."""
+    if not isinstance(ref, str):
+        return ref
+    module, _, path = ref.partition(":")
+    found = importlib.import_module(module)
+    for part in path.split("."):
+        found = found[part] if isinstance(found, Mapping) else getattr(found, part)
+    return found
+
+
 @dataclass(frozen=True)
 class SectionEntry:
-    """One section: its class and, when it names files, the check that reads them."""
+    """One section: its class and, when it names files, the check that reads them (either may be ``"module:attribute"``)."""
 
-    cls: type[Section]
-    file_check: Callable[[Section], None] | None = None
+    cls_ref: type[Section] | str
+    file_check_ref: Callable[[Section], None] | str | None = None
+
+    @property
+    def cls(self) -> type[Section]:
+        return _resolve(self.cls_ref)
+
+    @property
+    def file_check(self) -> Callable[[Section], None] | None:
+        return _resolve(self.file_check_ref)
 
 
 SECTIONS: dict[str, SectionEntry] = {
@@ -48,10 +65,10 @@ SECTIONS: dict[str, SectionEntry] = {
     **{key: SectionEntry(cls) for key, cls in POLICY_SECTIONS.items()},
     "cluster": SectionEntry(ClusterParams, check_cluster_files),
     "scheduler": SectionEntry(SchedulerParams),
-    "faas": SectionEntry(FaasParams),
-    **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
-    "function_faults": SectionEntry(FunctionFaultParams),
-    "pods": SectionEntry(PodsParams, check_pod_files),
+    "faas": SectionEntry("engine.faas.params:FaasParams"),
+    **{key: SectionEntry(f"engine.faas.params:FUNCTION_SLOTS.{key}", "engine.faas.params:check_function_files") for key in SLOT_KEYS},
+    "function_faults": SectionEntry("engine.faas.params:FunctionFaultParams"),
+    "pods": SectionEntry("engine.podworld.params:PodsParams", "engine.podworld.params:check_files"),
 }
 
 
@@ -59,12 +76,16 @@ SECTIONS: dict[str, SectionEntry] = {
 class WorldEntry:
     """One world: how to build it, the sections it always has, and those it has only when the scenario names them."""
 
-    build: Callable[..., object]
+    build_ref: Callable[..., object] | str  # the Platform class, or its "module:attribute"
     sections: tuple[str, ...]
     optional: tuple[str, ...] = ()
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
     fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
+
+    @property
+    def build(self) -> Callable[..., object]:
+        return _resolve(self.build_ref)
 
 
 WORLDS: dict[str, WorldEntry] = {
@@ -75,14 +96,14 @@ WORLDS: dict[str, WorldEntry] = {
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
     ),
     "functions": WorldEntry(
-        FunctionWorld,
+        "engine.faas.world:FunctionWorld",
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        tuple(FUNCTION_SLOTS),
+        SLOT_KEYS,
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
     ),
     "pod": WorldEntry(
-        PodWorld,
+        "engine.podworld.world:PodWorld",
         ("run", "pods", "cluster", "scheduler"),
         (),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
@@ -95,7 +116,21 @@ NEEDS = {"scheduler": "cluster"}
 #: Sections that bring others along with their defaults: a cluster is scheduled on by the default scheduler.
 BRINGS = {"cluster": "scheduler"}
 
-SECTION_CLASSES: dict[str, type[Section]] = {key: entry.cls for key, entry in SECTIONS.items()}
+
+class _SectionClasses(Mapping):
+    """Section key -> class, read through :data:`SECTIONS` (a class named by string is imported when asked for)."""
+
+    def __getitem__(self, key: str) -> type[Section]:
+        return SECTIONS[key].cls
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SECTIONS)
+
+    def __len__(self) -> int:
+        return len(SECTIONS)
+
+
+SECTION_CLASSES: Mapping[str, type[Section]] = _SectionClasses()
 
 
 def check_files(key: str, section: Section) -> None:

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from engine.core.inputs import InputError, read_bytes
-from engine.sim.archive import first_divergence, read_archive
 from engine.sim.recording import RECORDING_FORMAT, parse_recording
 from engine.sim.scenario import Scenario, ScenarioError
 from engine.sim.simulation import Simulation
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class RecordingMismatch(ScenarioError):
@@ -78,6 +78,8 @@ class Recording:
     @property
     def changes(self) -> pd.DataFrame:
         """The change log: one row per parameter change or fault (time, kind, name, value), then control actions."""
+        import pandas as pd
+
         rows = []
         for item in self.inputs:
             if item["kind"] == "params":
@@ -104,6 +106,8 @@ class Recording:
         """Re-simulate the session; with ``verify``, check every stored table (:class:`RecordingMismatch` on a difference)."""
         sim = Simulation.replay(self._inputs_recording(), verify=False, origin=self.origin)
         if verify and self.tables:
+            from engine.sim.archive import first_divergence
+
             where = first_divergence(self.tables, sim.frames())
             if where is not None:
                 raise RecordingMismatch(self.origin, *where, simulation=sim)
@@ -131,6 +135,8 @@ def load_recording(path: str | Path, data: bytes | None = None) -> Recording:
     except InputError as e:
         raise ScenarioError(str(e)) from None
     if head.startswith(b"PK"):  # a zip, maybe truncated or corrupted: read_archive says which
+        from engine.sim.archive import read_archive
+
         manifest, tables = read_archive(path, data)
         return Recording(path, manifest, tables)
     try:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import simpy
 
 from engine.core import rng as rngs
@@ -25,11 +24,13 @@ from engine.core.events import EventLog
 from engine.core.params import ParamError, Section, apply_checked
 from engine.core.platform import Platform
 from engine.core.recorder import Recorder
-from engine.sim.archive import software, write_archive
 from engine.sim.faults import FaultSchedule
 from engine.sim.recording import check_recording, make_recording, samples_match
 from engine.sim.registry import WORLDS, check_files
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _FIXED_PER_RUN = ("run.seed", "run.record_jobs", "run.world", "run.breakdown_history")
 
@@ -179,6 +180,8 @@ class Simulation:
 
     def record(self, path: str | Path) -> Path:
         """Write the session so far as one ``.scalelab`` file: inputs, controls and every table (see :mod:`engine.sim.archive`)."""
+        from engine.sim.archive import software, write_archive  # zip, Parquet and package metadata: only when a session is written
+
         manifest = {
             "software": software(),
             "scenario": self.scenario.to_dict(),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.workload.traces.common import (
     TraceError,
@@ -21,6 +21,9 @@ from engine.workload.traces.common import (
     resolve_trace_path,
 )
 from engine.workload.traces.model import MinuteCounts, PercentileDurations
+
+if TYPE_CHECKING:
+    pass
 
 AZURE2019_LEVELS = (0, 1, 25, 50, 75, 99, 100)
 #: Most invocations a minute may hold (a million a second): beyond it the arrival buffer could not be held.
@@ -53,6 +56,8 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     ``function`` selects rows: '' all; else comma-separated HashFunction prefixes (case-insensitive,
     each may match several rows) or ``#i`` (0-based data row). A selector that matches nothing raises.
     """
+    import pandas as pd
+
     path = resolve_trace_path(path)
     df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction", "Trigger"))
     _require(df, path, ["HashFunction"], "azure2019 invocations")

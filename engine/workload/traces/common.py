@@ -6,12 +6,15 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.core.csvfile import FileError, numeric_column, read_csv, require_columns
 from engine.core.csvfile import listing as _listing  # noqa: F401 - the importers' name for it
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("engine.workload.traces")
 

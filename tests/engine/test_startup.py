@@ -1,0 +1,40 @@
+"""Start-up stays light: ``import engine`` and a VM-world run load neither pandas nor pyarrow (tables load them
+when one is asked for), and the function and pod worlds' modules load only when a scenario of theirs is built."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pandas", "pyarrow")
+
+
+def _loaded(code: str) -> list[str]:
+    """The modules (of pandas, pyarrow, the function and pod worlds) loaded after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith(('engine.faas.', 'engine.podworld.')))))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_import_engine_loads_no_pandas_nor_pyarrow():
+    loaded = _loaded("import engine")
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY], loaded
+
+
+def test_a_vm_world_run_loads_no_pandas_and_no_other_world():
+    loaded = _loaded("from engine import Simulation\nsim = Simulation('default').advance(60)\nsim.summary()")
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY], loaded
+    assert [m for m in loaded if m.startswith(("engine.faas.", "engine.podworld."))] == ["engine.faas.slots"], loaded
+
+
+def test_asking_for_a_table_loads_pandas():
+    loaded = _loaded("from engine import Simulation\nSimulation('default').advance(60).frame('samples')")
+    assert "pandas" in loaded
+
+
+def test_a_function_world_scenario_loads_its_world():
+    loaded = _loaded("from engine import Simulation\nSimulation('faas-basic').advance(10)")
+    assert {"engine.faas.params", "engine.faas.world"} <= set(loaded)
