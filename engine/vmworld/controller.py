@@ -187,7 +187,8 @@ class VMController:
     """The seed's controller: per-VM rules, master first, and scaling by a policy (the seed's queue-drain band by default)."""
 
     def __init__(self, params: AutoscalerParams, cloud: Cloud, policy: ScalingPolicy | None = None, modes: ControllerParams | None = None):
-        self.params = params
+        self.section = params
+        self.params = Mirror(params)  # plain values, kept current by a watcher: read per VM per round
         self.cloud = cloud
         self.modes = Mirror(modes if modes is not None else ControllerParams())  # read per VM per round
         self.policy: ScalingPolicy = policy if policy is not None else QueueDrainPolicy()

@@ -10,6 +10,7 @@ sender address ``(ip, port)``, as the original's monitor does, until the control
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import simpy
@@ -27,20 +28,34 @@ Address = tuple[str, int]
 class HeartbeatChannel:
     """The unreliable channel and the controller side's monitor buffer."""
 
+    #: Uniform draws are taken from the stream this many at a time (the same numbers, in the same order, as one by one).
+    DRAWS = 1024
+
     def __init__(self, env: simpy.Environment, platform: Mirror, rng: np.random.Generator):
         self.env = env
         self.p = platform
         self.rng = rng
         self.monitor: dict[Address, list[Heartbeat]] = {}
         self.outage_until = -1.0
+        self._draws: list[float] = []
+        self._next = 0
+
+    def _uniform(self) -> float:
+        """The stream's next uniform draw in [0, 1) (this stream serves only the channel's losses)."""
+        i = self._next
+        if i >= len(self._draws):
+            self._draws = self.rng.random(self.DRAWS).tolist()
+            i = 0
+        self._next = i + 1
+        return self._draws[i]
 
     def lost(self) -> bool:
         """Is the next heartbeat lost (an outage, or a random loss)?"""
-        return self.env.now < self.outage_until or self.rng.random() < self.p.heartbeat_loss
+        return self.env.now < self.outage_until or self._uniform() < self.p.heartbeat_loss
 
     def command_lost(self) -> bool:
         """Is the next app command datagram lost?"""
-        return self.rng.random() < self.p.heartbeat_loss
+        return self._uniform() < self.p.heartbeat_loss
 
     def outage(self, until: float) -> None:
         """Every heartbeat is lost until ``until`` (outages that overlap merge)."""
@@ -109,7 +124,7 @@ class AppDaemons:
         if app is AppState.RUNNING:
             self._app_running(vm)
         # first heartbeat at a random phase so that VMs do not beat in lockstep
-        later(self.env, self.rng.uniform(0.0, self.p.heartbeat_interval), vm, self._heartbeat)
+        self._next_heartbeat(vm, max(0.0, self.rng.uniform(0.0, self.p.heartbeat_interval)))
 
     # -- app commands ------------------------------------------------------------------------------------
     def send_init(self, vm: VM) -> None:
@@ -172,21 +187,34 @@ class AppDaemons:
             vm.app = AppState.READY
 
     # -- heartbeats --------------------------------------------------------------------------------------
-    def _heartbeat(self, vm: VM) -> None:
-        now = self.env.now
+    def _next_heartbeat(self, vm: VM, delay: float) -> None:
+        """The VM's next heartbeat after ``delay``, unless its life ends meanwhile (as :func:`later`, without the closure)."""
+        self.env.timeout(delay).callbacks.append(partial(self._heartbeat, vm, vm.epoch))
+
+    def _heartbeat(self, vm: VM, epoch: int, _event: object = None) -> None:
+        if vm.epoch != epoch:
+            return
         if vm.state is VMState.ACTIVE and vm.alive and vm.app is not None:
             if not self.channel.lost():
-                self.channel.deliver(vm, self._beat(vm, now))
-            later(self.env, self.p.heartbeat_interval, vm, self._heartbeat)
+                self.channel.deliver(vm, self._beat(vm, self.env.now))
+            self._next_heartbeat(vm, max(0.0, self.p.heartbeat_interval))
 
     def _beat(self, vm: VM, now: float) -> Heartbeat:
         jobs = self.jobs
         jobs.catch_up(now)
         if vm.type is VMType.MASTER:
             queue = jobs.queue_length(now) if vm.app is AppState.RUNNING else 0
-            return Heartbeat(now, vm.app, queue_length=queue, cpu=0.2, mem=0.3, disk=0.1)
+            return Heartbeat(now, vm.app, queue, 0.0, 0, 0.2, 0.3, 0.1)
         threads = self.p.worker_threads
-        busy = jobs.busy_threads(vm.id, now)
+        slot = vm.slot
+        if slot is None:
+            busy, avg = 0, 0.0
+        else:
+            busy = 0
+            for th in slot.threads:
+                if th.free_at > now:
+                    busy += 1
+            avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
         cpu = busy / threads
-        avg = vm.slot.avg_time if vm.slot is not None else 0.0
-        return Heartbeat(now, vm.app, avg_time=avg, threads=threads, cpu=cpu, mem=0.2 + 0.3 * cpu, disk=0.1)
+        # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
+        return Heartbeat(now, vm.app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1)

@@ -92,21 +92,27 @@ class JobFlow:
 
     def catch_up(self, t: float) -> None:
         """Commit every job that starts at or before ``t``."""
-        self._generate_upto(t)
+        if self.arrivals.window_end <= t:
+            self._generate_upto(t)
         if t > self.now:
             self.now = t
-        if not self.dispatching:
-            return
         heap = self._heap
+        if not self.dispatching or not heap:
+            return
         buf = self._buf
         requeued = self._requeued
+        bi = self._bi
+        nbuf = len(buf)
+        # nothing can start: no job is ready by t, or no thread is free by t
+        if (requeued[0][0] if requeued else buf[bi] if bi < nbuf else t + 1.0) > t or (heap[0][0] > t and heap[0][2].accepting):
+            return
         waits = self.waits
         rows = self.rows
         service = self.service
         sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
         nsbuf = len(sbuf)
-        bi = self._bi
-        nbuf = len(buf)
+        base = self._base
+        seq = self._seq
         started = 0
         while True:
             if requeued:
@@ -114,17 +120,22 @@ class JobFlow:
                 from_requeue = True
             elif bi < nbuf:
                 arrival = ready = buf[bi]
-                jid = self._base + bi
+                jid = base + bi
                 from_requeue = False
             else:
                 break
             if ready > t:
                 break
-            while heap and not heap[0][2].accepting:
-                heappop(heap)
-            if not heap:
-                break
-            free_at, _, th = heap[0]
+            top = heap[0]
+            th = top[2]
+            if not th.accepting:
+                while heap and not heap[0][2].accepting:
+                    heappop(heap)
+                if not heap:
+                    break
+                top = heap[0]
+                th = top[2]
+            free_at = top[0]
             start = ready if ready > free_at else free_at
             if start > t:
                 break
@@ -135,8 +146,8 @@ class JobFlow:
             s = sbuf[si] * mean / w.speed + w.storage_seconds
             si += 1
             end = start + s
-            self._seq += 1
-            heapreplace(heap, (end, self._seq, th))
+            seq += 1
+            heapreplace(heap, (end, seq, th))
             th.free_at = end
             th.job = (jid, arrival)
             if from_requeue:
@@ -151,6 +162,7 @@ class JobFlow:
                 th.row = len(rows)
                 rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
         self._bi = bi
+        self._seq = seq
         service.i = si
         self.started += started
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 
 class VMType(StrEnum):
@@ -47,9 +48,11 @@ class CommandKind(StrEnum):
         return self in (CommandKind.INIT, CommandKind.SHUTDOWN)
 
 
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
-    """One heartbeat as buffered by the monitor (``recv_time`` is when the controller side got it)."""
+class Heartbeat(NamedTuple):
+    """One heartbeat as buffered by the monitor (``recv_time`` is when the controller side got it).
+
+    Immutable; a named tuple rather than a frozen dataclass because one is made per VM per heartbeat interval
+    (a frozen dataclass's ``__init__`` sets every field through ``object.__setattr__``, several times slower)."""
 
     recv_time: float
     app_state: AppState
@@ -61,9 +64,10 @@ class Heartbeat:
     disk: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class VMInfo:
-    """One row of the cloud's VM list, in the cloud's order; ``address`` is the VM's IP (heartbeats come from it)."""
+class VMInfo(NamedTuple):
+    """One row of the cloud's VM list, in the cloud's order; ``address`` is the VM's IP (heartbeats come from it).
+
+    Immutable; a named tuple for the same reason as :class:`Heartbeat` (one per VM per controller round)."""
 
     id: int
     type: VMType
