@@ -255,6 +255,17 @@ class JobFlow:
         w = self.workers.get(vm_id)
         return 0 if w is None else sum(1 for th in w.threads if th.free_at > t)
 
+    def thread_counts(self, t: float) -> tuple[int, int]:
+        """(threads busy at ``t``, threads taking jobs) in one pass: :meth:`in_service` and :meth:`accepting_threads`."""
+        busy = accepting = 0
+        for w in self.workers.values():
+            for th in w.threads:
+                if th.free_at > t:
+                    busy += 1
+                if th.accepting:
+                    accepting += 1
+        return busy, accepting
+
     def accepting_threads(self) -> int:
         return sum(1 for w in self.workers.values() for th in w.threads if th.accepting)
 

@@ -22,6 +22,7 @@ from engine.core.events import EventLog
 from engine.core.histogram import LogHistogram
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
+from engine.core.quantiles import linear_percentiles
 from engine.core.recorder import Recorder
 from engine.scheduling.service import PlacementService
 from engine.vmworld.cloud import VMCloud
@@ -195,12 +196,12 @@ class VMWorld:
                 elif vm.app is AppState.SHUTTING_DOWN and vm.alive:
                     counts["shutting_down"] += 1
             arrived = jobs.arrived_total(now)
-            in_service = jobs.in_service(now)
+            in_service, threads = jobs.thread_counts(now)
             completed = jobs.started - in_service
             waits = np.asarray(jobs.take_waits())
             self.waits.add(waits)
             if len(waits):
-                p50, p95, p99 = np.percentile(waits, [50, 95, 99]).tolist()
+                p50, p95, p99 = linear_percentiles(waits, (50, 95, 99))
             else:
                 p50 = p95 = p99 = math.nan
             d = self.last_round
@@ -215,7 +216,7 @@ class VMWorld:
                     "workers_suspended": counts["suspended"],
                     "workers_failed": counts["failed"],
                     "workers_total": counts["total"],
-                    "threads": jobs.accepting_threads(),
+                    "threads": threads,
                     "time_left": math.nan if d is None or d.time_left is None else float(d.time_left),
                     "band_low": auto.MIN_AVG_TIME,
                     "band_high": auto.MAX_AVG_TIME,
