@@ -114,28 +114,15 @@ class JobFlow:
         base = self._base
         seq = self._seq
         started = 0
-        while True:
-            if requeued:
-                ready, arrival, jid = requeued[0]
-                from_requeue = True
-            elif bi < nbuf:
-                arrival = ready = buf[bi]
-                jid = base + bi
-                from_requeue = False
-            else:
-                break
+        while requeued:  # re-queued jobs first (at the head of the queue), one by one
+            ready, arrival, jid = requeued[0]
             if ready > t:
                 break
-            top = heap[0]
-            th = top[2]
-            if not th.accepting:
-                while heap and not heap[0][2].accepting:
-                    heappop(heap)
-                if not heap:
-                    break
-                top = heap[0]
-                th = top[2]
-            free_at = top[0]
+            while heap and not heap[0][2].accepting:
+                heappop(heap)
+            if not heap:
+                break
+            free_at, _, th = heap[0]
             start = ready if ready > free_at else free_at
             if start > t:
                 break
@@ -150,10 +137,7 @@ class JobFlow:
             heapreplace(heap, (end, seq, th))
             th.free_at = end
             th.job = (jid, arrival)
-            if from_requeue:
-                requeued.popleft()
-            else:
-                bi += 1
+            requeued.popleft()
             started += 1
             w.busy_time += s
             w.jobs += 1
@@ -161,6 +145,40 @@ class JobFlow:
             if rows is not None:
                 th.row = len(rows)
                 rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
+        if not requeued:  # then fresh arrivals, in order: the hot loop
+            while bi < nbuf:
+                arrival = buf[bi]
+                if arrival > t:
+                    break
+                free_at, _, th = heap[0]
+                if not th.accepting:
+                    while heap and not heap[0][2].accepting:
+                        heappop(heap)
+                    if not heap:
+                        break
+                    free_at, _, th = heap[0]
+                start = arrival if arrival > free_at else free_at
+                if start > t:
+                    break
+                w = th.worker
+                if si >= nsbuf:
+                    service.refill()
+                    sbuf, si, nsbuf = service.buf, 0, len(service.buf)
+                s = sbuf[si] * mean / w.speed + w.storage_seconds
+                si += 1
+                end = start + s
+                seq += 1
+                heapreplace(heap, (end, seq, th))
+                th.free_at = end
+                th.job = (base + bi, arrival)
+                bi += 1
+                w.busy_time += s
+                w.jobs += 1
+                waits.append(start - arrival)
+                if rows is not None:
+                    th.row = len(rows)
+                    rows.append([base + bi - 1, arrival, start, end, w.vm_id, False, math.nan])
+            started += bi - self._bi
         self._bi = bi
         self._seq = seq
         service.i = si
