@@ -20,6 +20,7 @@ import pandas as pd
 from engine.core.clock import check_horizon
 from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
+from engine.runs import whatif
 from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.sessions import RecordingMismatch, load_recording
@@ -403,7 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
     swp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    whatif.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.cmd == "whatif":
+        return whatif.run(args)
     if args.cmd == "sweep":
         return _sweep(args)
     if args.cmd == "export":
