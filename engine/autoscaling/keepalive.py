@@ -173,6 +173,7 @@ class HybridHistogramKeepAlive:
         self.bins = np.zeros(self.params.range_minutes, dtype=np.int64)
         self.in_range = 0
         self.out_of_bound = 0
+        self._squares = 0  # sum of the squared bin counts, kept as bins grow: the CV without a pass over the bins
 
     def observe(self, idle: float) -> None:
         if idle < 0 or not math.isfinite(idle):
@@ -181,14 +182,16 @@ class HybridHistogramKeepAlive:
         if i >= len(self.bins):
             self.out_of_bound += 1
         else:
+            self._squares += 2 * int(self.bins[i]) + 1
             self.bins[i] += 1
             self.in_range += 1
 
     @property
     def cv(self) -> float:
         """Coefficient of variation of the bin counts (0 with no samples)."""
-        mean = self.bins.mean()
-        return float(self.bins.std() / mean) if mean > 0 else 0.0
+        n = len(self.bins)
+        mean = self.in_range / n
+        return math.sqrt(max(self._squares / n - mean * mean, 0.0)) / mean if mean > 0 else 0.0
 
     def windows(self) -> KeepAliveWindows:
         p = self.params

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.autoscaling.keepalive import KEEPALIVE_RULES, KeepAlivePolicy, make_keepalive
+from engine.autoscaling.keepalive import KEEPALIVE_RULES, FixedKeepAlive, KeepAlivePolicy, make_keepalive
 from engine.core.params import Section
 from engine.workload.traces.azure2019 import read_azure2019_durations, read_azure2019_invocations, read_azure2019_memory
 from engine.workload.traces.common import TraceError, resolve_trace_path
@@ -90,6 +90,13 @@ def replay_application(trace: AppTrace, policy: KeepAlivePolicy) -> AppResult:
     if len(trace.busy) == 0:
         return AppResult(0, 0.0, rules)
     idles = np.diff(trace.busy) - 1
+    tail = float(trace.horizon - 1 - trace.busy[-1])  # idle minutes after the last busy one, to the trace's end
+    if isinstance(policy, FixedKeepAlive):  # windows that never change: the whole walk at once
+        w = policy.windows()
+        warm = (idles >= w.prewarm) & (idles < w.prewarm + w.keep_alive)
+        wasted = np.clip(idles - w.prewarm, 0.0, w.keep_alive).sum() + w.wasted(tail)
+        rules[w.rule] = len(idles) + 1
+        return AppResult(1 + int((~warm).sum()), float(wasted), rules)
     cold = 1  # the first invocation finds nothing loaded
     wasted = 0.0
     for idle in idles.tolist():
@@ -101,7 +108,7 @@ def replay_application(trace: AppTrace, policy: KeepAlivePolicy) -> AppResult:
         policy.observe(float(idle))
     w = policy.windows()
     rules[w.rule] += 1
-    wasted += w.wasted(float(trace.horizon - 1 - trace.busy[-1]))  # the trailing window, cut at the trace's end
+    wasted += w.wasted(tail)  # the trailing window, cut at the trace's end
     return AppResult(cold, wasted, rules)
 
 

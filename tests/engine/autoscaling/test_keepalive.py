@@ -104,3 +104,29 @@ def test_tradeoff_normalises_to_the_baseline() -> None:
     assert table.loc["fixed-10", "wasted_memory_norm"] == 1.0
     assert table.loc["fixed-60", "cold_starts"] == 2  # one cold start per app: the first invocation
     assert table.loc["fixed-60", "wasted_memory_norm"] == pytest.approx(24 * 59 * 100 / (24 * 10 * 100))
+
+
+class _Walked:
+    """A fixed window the replay cannot recognise: it takes the step-by-step walk."""
+
+    name = "walked"
+
+    def __init__(self, minutes: float):
+        self.windows_ = KeepAliveWindows(0.0, minutes)
+
+    def observe(self, idle: float) -> None:
+        del idle
+
+    def windows(self) -> KeepAliveWindows:
+        return self.windows_
+
+
+@pytest.mark.parametrize("minutes", [1, 10, 45])
+def test_fixed_shortcut_equals_the_walk(minutes: int) -> None:
+    rng = np.random.default_rng(minutes)
+    busy = np.unique(rng.integers(0, 1440, 300))
+    trace = AppTrace("random", 1, busy, 900, 128.0, 0.5, 1440)
+    fast = replay_application(trace, make_keepalive("fixed", FixedKeepAliveParams(keep_alive_minutes=minutes)))
+    walked = replay_application(trace, _Walked(minutes))
+    assert (fast.cold_starts, fast.wasted_minutes) == (walked.cold_starts, walked.wasted_minutes)
+    assert fast.cold_starts > 1 and fast.wasted_minutes > 0
