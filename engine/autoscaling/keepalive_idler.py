@@ -2,7 +2,8 @@
 
 ``keep_alive: fixed`` (the default) is OpenFaaS' idler unchanged (:class:`~engine.autoscaling.functions.IdleScaler`:
 zero after ``idle_timeout``), so runs stay as they were. ``keep_alive: hybrid`` uses the hybrid histogram policy
-(:mod:`engine.autoscaling.keepalive`) over the function's own idle times: after the latest request it scales to zero
+(:mod:`engine.autoscaling.keepalive`) over the function's own idle times, with the function's
+``keep_alive_range`` and the rest of the scenario's ``keepalive_hybrid`` section (its defaults when not named): after the latest request it scales to zero
 at once when the policy pre-warms, back to one replica when the pre-warm window has passed, and to zero when the
 keep-alive window ends; the gateway still wakes a function at zero on a request (a cold start).
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.autoscaling.functions import FunctionObservation, FunctionVerdict, IdleScaler
+from engine.autoscaling.functions import FunctionObservation, FunctionVerdict, IdleScaler, Overlay
 from engine.autoscaling.keepalive import HybridHistogramKeepAlive, HybridHistogramParams
 
 MINUTE = 60.0
@@ -27,11 +28,13 @@ class KeepAliveIdleScaler:
 
     name = "scale_to_zero"
 
-    def __init__(self, fn: Any):
+    def __init__(self, fn: Any, shared: HybridHistogramParams | None = None):
         self.fn = fn
         self.fixed = IdleScaler(fn)
+        # the scenario's keepalive_hybrid section (or its defaults), with this function's range; read live
+        self.params = Overlay(shared if shared is not None else HybridHistogramParams(), fn, {"range_minutes": "keep_alive_range"})
         self.range = int(fn.keep_alive_range)
-        self.policy = HybridHistogramKeepAlive(HybridHistogramParams(range_minutes=self.range))
+        self.policy = HybridHistogramKeepAlive(self.params)  # type: ignore[arg-type]
         self.arrivals = 0
         self.last_request: float | None = None
         self.last_round: float | None = None
@@ -40,7 +43,7 @@ class KeepAliveIdleScaler:
         """Record the idle time that ended since the previous round, if a request came."""
         if self.fn.keep_alive_range != self.range:  # a live change of the range starts a new histogram
             self.range = int(self.fn.keep_alive_range)
-            self.policy = HybridHistogramKeepAlive(HybridHistogramParams(range_minutes=self.range))
+            self.policy = HybridHistogramKeepAlive(self.params)  # type: ignore[arg-type]
         new = obs.arrivals - self.arrivals
         if new > 0 and obs.last_request is not None and self.last_request is not None:
             if new == 1:

@@ -145,7 +145,7 @@ FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
     "scale_to_zero": FunctionScalerEntry(
-        lambda fn, s: KeepAliveIdleScaler(fn),
+        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid")),  # type: ignore[arg-type]
         30.0,
         "OpenFaaS: zero after idle_timeout (or keep_alive hybrid's windows), woken by the gateway",
     ),

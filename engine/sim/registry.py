@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.autoscaling.keepalive import HybridHistogramParams
 from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -51,6 +52,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry(FaasParams),
     **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
     "function_faults": SectionEntry(FunctionFaultParams),
+    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
     "pods": SectionEntry(PodsParams, check_pod_files),
 }
 
@@ -77,7 +79,7 @@ WORLDS: dict[str, WorldEntry] = {
     "functions": WorldEntry(
         FunctionWorld,
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        tuple(FUNCTION_SLOTS),
+        (*FUNCTION_SLOTS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
     ),

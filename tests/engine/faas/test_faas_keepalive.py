@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support_faas import function, scenario
 
 from engine import Simulation
@@ -12,9 +13,9 @@ from engine.faas.params import FunctionParams
 EVERY_10_MIN = {"arrival": "constant", "rate": 1.0 / 600.0}  # one request each 600 s
 
 
-def _run(keep_alive: str, duration: float = 4 * 3600.0) -> Simulation:
+def _run(keep_alive: str, duration: float = 4 * 3600.0, **sections) -> Simulation:
     spec = function(function="f", scaler="scale_to_zero", idle_timeout=300.0, keep_alive=keep_alive, keep_alive_range=60, **EVERY_10_MIN)
-    sim = Simulation(scenario({"fn1": spec}, duration=duration))
+    sim = Simulation(scenario({"fn1": spec}, duration=duration, **sections))
     sim.run()
     return sim
 
@@ -45,3 +46,17 @@ def test_hybrid_prewarms_a_regular_function_and_cuts_cold_starts() -> None:
     rows = hybrid.frame("scale")
     reasons = rows[rows.policy == "scale_to_zero"].reason
     assert reasons.str.startswith("pre-warm").sum() >= 5 and reasons.str.startswith("unloaded until the pre-warm").sum() >= 5
+
+
+def _first_prewarm(sim: Simulation) -> float:
+    rows = sim.frame("scale")
+    return float(rows[rows.reason.str.startswith("pre-warm")].time.min())
+
+
+def test_the_scenarios_keepalive_hybrid_section_tunes_the_policy() -> None:
+    default = _run("hybrid", duration=2.5 * 3600.0)
+    assert "keepalive_hybrid" not in default.sections  # a section only when the scenario names it
+    eager = _run("hybrid", duration=2.5 * 3600.0, keepalive_hybrid={"min_samples": 3})
+    assert eager.sections["keepalive_hybrid"].min_samples == 3
+    # 3 idle times learnt instead of 10: the first pre-warm comes 7 requests (70 min) earlier
+    assert _first_prewarm(default) - _first_prewarm(eager) == pytest.approx(7 * 600.0, abs=60.0)
