@@ -2,7 +2,8 @@
 
 Also ``python -m engine sweep SWEEP_FILE [--out DIR] [--workers N | --scheduler ADDRESS]`` (a sweep file of
 ``data/sweeps/``, see :mod:`engine.runs.spec`) or ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ...
---seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`).
+--seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`). And ``python -m engine whatif
+METRICS.csv --policy hpa`` (:mod:`engine.runs.whatif`).
 """
 
 from __future__ import annotations

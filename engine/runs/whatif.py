@@ -140,10 +140,11 @@ def _observation(policy: str, metric: str, row: dict, queue: tuple[int, ...], se
     measured = value == value and (policy != "queue_drain" or avg == avg)  # NaN: no measurement in this row
     per = row.get("_threads_per_replica", what.threads_per_replica)
     threads = int(row["threads"]) if "threads" in row else int(round(ready * per))
-    if policy == "hpa":  # only the replicas that report cpu are active to the HPA
+    if policy == "hpa":  # a row without a measurement: every replica counted, none reporting (the HPA does not act)
         load = value / 100.0 if metric == "cpu_utilisation" else value / max(ready, 1) / what.target_requests_per_replica
         active = tuple(range(ready)) if measured else ()
         cpu = (load,) * len(active)
+        pending = pending if measured else int(row["replicas"])
     else:
         active = tuple(range(ready))
         cpu = (0.0,) * ready

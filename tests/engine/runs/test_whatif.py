@@ -106,3 +106,11 @@ def test_bad_options_one_line(args: list[str], expected: str, capsys: pytest.Cap
 def test_missing_file(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     assert main(["whatif", str(tmp_path / "none.csv"), "--policy", "keda"]) == 2
     assert "none.csv: no such file" in capsys.readouterr().err
+
+
+def test_a_row_without_a_measurement_keeps_the_count() -> None:
+    history = pd.DataFrame({"time": [0.0, 15, 30], "replicas": [3, 3, 3], "metric": [80.0, float("nan"), 80.0]})
+    for mode in ("open", "follow"):
+        table = whatif(history, "hpa", "cpu_utilisation", mode=mode)
+        assert table["recommended"].tolist() == [3, 3, 3], mode
+        assert table["action"][1] == "not_measured" and table["rule"][1] == "no ready worker reports cpu"
