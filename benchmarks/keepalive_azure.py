@@ -60,17 +60,25 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     try:
-        apps = read_applications(*files)
+        sample = read_applications(*files)
     except ParamError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
     cpu_read = time.process_time() - cpu0
+    apps = sample.apps
+    if not apps:
+        print(f"error: {files[2]}: no application of {files[0]} has a memory row; allowed: a memory file for the sample", file=sys.stderr)
+        return 2
     per_policy = {name: replay(apps, kind, section) for name, (kind, section) in policies().items()}  # type: ignore[arg-type]
     table = tradeoff(per_policy, BASELINE)
     cpu = time.process_time() - cpu0
     invocations = sum(a.invocations for a in apps)
     print(f"keep-alive trade-off: {len(apps)} applications, {invocations:,} invocations, {apps[0].horizon} minutes")
     print(f"  files: {files[0]}, {Path(files[1]).name}, {Path(files[2]).name}")
+    if sample.no_memory or sample.no_durations:
+        print(
+            f"  left out: {len(sample.no_memory)} applications without a memory row; {sample.no_durations} functions have no durations row"
+        )
     print(f"  load average {load:.2f}; CPU {cpu:.2f} s ({cpu_read:.2f} s reading), wall {time.perf_counter() - wall0:.2f} s")
     print(f"  {'policy':<11} {'p75 cold %':>11} {'wasted/fixed-10':>16} {'cold starts':>12} {'wasted MB-min':>14}")
     for row in table.itertuples():
@@ -92,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in table.itertuples()
         },
         "applications": len(apps),
+        "applications_without_memory": len(sample.no_memory),
         "invocations": invocations,
         "cpu_seconds": round(cpu, 3),
         "load_average": round(load, 2),

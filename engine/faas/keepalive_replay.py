@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from engine.autoscaling.keepalive import KEEPALIVE_RULES, FixedKeepAlive, KeepAlivePolicy, make_keepalive
+from engine.core.csvfile import numeric_column, read_csv, require_columns, text_column
 from engine.core.params import Section
-from engine.workload.traces.azure2019 import read_azure2019_durations, read_azure2019_invocations, read_azure2019_memory
+from engine.workload.traces.azure2019 import read_azure2019_invocations
 from engine.workload.traces.common import TraceError, resolve_trace_path
 
 #: The per-application table's columns.
@@ -52,27 +53,57 @@ class AppTrace:
     horizon: int
 
 
-def read_applications(invocations: str | Path, durations: str | Path, memory: str | Path) -> list[AppTrace]:
-    """The applications of an Azure Functions 2019 sample (three files, columns by header); raises TraceError in one line."""
+@dataclass(frozen=True)
+class Sample:
+    """The applications of a sample, and what could not be replayed (apps without a memory row, functions without durations)."""
+
+    apps: list[AppTrace]
+    no_memory: tuple[str, ...]
+    no_durations: int
+
+
+def _first_values(path: Path, key: str, column: str, what: str, field: str) -> dict[str, float]:
+    """``column`` by ``key`` (lower case, the first row of each key), every cell checked; raises TraceError in one line."""
+    df = read_csv(path, field, (key,), TraceError, base="data/traces", noun="trace")
+    require_columns(df, path, [key, column], f"azure2019 {field}", field, TraceError)
+    values = numeric_column(df, column, path, what, field, error=TraceError)
+    keys = text_column(df, key)
+    return {str(k).lower(): float(v) for k, v in reversed(list(zip(keys, values, strict=True)))}
+
+
+def read_applications(invocations: str | Path, durations: str | Path, memory: str | Path) -> Sample:
+    """The applications of an Azure Functions 2019 sample (three files, columns by header); raises TraceError in one line.
+
+    As the trace's own release, the files need not cover each other: an application without a memory row is left out
+    (named in ``no_memory``), a function without a durations row has no execution time (NaN).
+    """
     counts = read_azure2019_invocations(invocations)
     if not counts.apps:
         raise TraceError(resolve_trace_path(invocations), "column 'HashApp'", "missing; allowed: an invocations file with HashApp")
     per_function = np.asarray(counts.per_function)
     totals = per_function.sum(axis=1).astype(float)
-    table = read_azure2019_durations(durations, list(counts.functions), list(totals) if totals.sum() > 0 else None)
-    mean_s = np.asarray(table.table)[:, 3]  # the 50th percentile of each function's average duration, s
-    apps = sorted(set(counts.apps))
-    mem = read_azure2019_memory(memory, apps)
+    median = _first_values(resolve_trace_path(durations), "HashFunction", "percentile_Average_50", "a duration in ms", "durations")
+    median_s = np.array([median.get(f.lower(), np.nan) / 1000.0 for f in counts.functions])
+    mem = _first_values(resolve_trace_path(memory), "HashApp", "AverageAllocatedMb", "memory in MB", "memory")
     app_of = np.array(counts.apps)
-    out = []
-    for app in apps:
+    out, no_memory = [], []
+    for app in sorted(set(counts.apps)):
+        if app not in mem:
+            no_memory.append(app)
+            continue
         rows = np.flatnonzero(app_of == app)
         minutes = per_function[rows].sum(axis=0)
-        n = int(minutes.sum())
-        weights = totals[rows]
-        execution = float(np.average(mean_s[rows], weights=weights)) if weights.sum() > 0 else float(mean_s[rows].mean())
-        out.append(AppTrace(app, len(rows), np.flatnonzero(minutes > 0), n, mem[app], execution, per_function.shape[1]))
-    return out
+        known = rows[np.isfinite(median_s[rows])]
+        weights = totals[known]
+        execution = (
+            float(np.average(median_s[known], weights=weights))
+            if weights.sum() > 0
+            else float(np.mean(median_s[known]))
+            if len(known)
+            else np.nan
+        )
+        out.append(AppTrace(app, len(rows), np.flatnonzero(minutes > 0), int(minutes.sum()), mem[app], execution, per_function.shape[1]))
+    return Sample(out, tuple(no_memory), int((~np.isfinite(median_s)).sum()))
 
 
 @dataclass

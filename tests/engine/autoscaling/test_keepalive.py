@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.autoscaling.keepalive import (
@@ -14,7 +15,8 @@ from engine.autoscaling.keepalive import (
     make_keepalive,
 )
 from engine.core.params import ParamError
-from engine.faas.keepalive_replay import AppTrace, replay, replay_application, tradeoff
+from engine.faas.keepalive_replay import AppTrace, read_applications, replay, replay_application, tradeoff
+from engine.workload.traces.common import TRACE_DIR
 
 
 def test_windows_warm_and_wasted() -> None:
@@ -130,3 +132,16 @@ def test_fixed_shortcut_equals_the_walk(minutes: int) -> None:
     walked = replay_application(trace, _Walked(minutes))
     assert (fast.cold_starts, fast.wasted_minutes) == (walked.cold_starts, walked.wasted_minutes)
     assert fast.wasted_minutes > 0 and (fast.cold_starts > 1 or minutes == 45)
+
+
+def test_a_sample_whose_files_do_not_cover_each_other(tmp_path) -> None:
+    folder = TRACE_DIR / "azure-functions-2019"
+    for name, drop in (("invocations.csv", []), ("durations.csv", [0]), ("memory.csv", [1, 2])):
+        df = pd.read_csv(folder / name, dtype=str, keep_default_na=False)
+        df.drop(index=drop).to_csv(tmp_path / name, index=False)
+    full = read_applications(folder / "invocations.csv", folder / "durations.csv", folder / "memory.csv")
+    part = read_applications(tmp_path / "invocations.csv", tmp_path / "durations.csv", tmp_path / "memory.csv")
+    assert len(full.apps) == 10 and full.no_memory == () and full.no_durations == 0
+    assert len(part.apps) == 8 and len(part.no_memory) == 2 and part.no_durations == 1
+    assert {a.app for a in part.apps} | set(part.no_memory) == {a.app for a in full.apps}
+    assert sum(np.isnan(a.avg_execution_s) for a in part.apps) == 1
