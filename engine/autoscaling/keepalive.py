@@ -11,6 +11,7 @@ states it. Policies are listed in one explicit table, :data:`KEEPALIVE_POLICIES`
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -20,7 +21,9 @@ import param
 
 from engine.core.params import ParamError, Section
 
-KEEPALIVE_RULES = ("fixed", "histogram", "fallback_few_samples", "fallback_not_representative", "fallback_out_of_bound")
+KEEPALIVE_RULES = ("fixed", "histogram", "fallback_few_samples", "fallback_not_representative", "fallback_out_of_bound", "forecast")
+#: Idle times the forecast fits on (the most recent).
+FORECAST_HISTORY = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,21 @@ class HybridHistogramParams(Section):
         doc="Fixed keep-alive while the histogram cannot be used; 0: the histogram's range, as the paper's standard keep-alive.",
     )
 
+    forecast = param.Selector(
+        default="none",
+        objects=["none", "ar1"],
+        label="Out-of-bound forecast",
+        doc="Mostly out-of-bound idle times: none (the fixed fallback) or ar1 (a first-order autoregression of the log idle "
+        "times, a light stand-in for the paper's ARIMA), whose forecast sets the windows.",
+    )
+    forecast_margin = param.Number(
+        0.15,
+        bounds=(0.0, 1.0),
+        step=0.01,
+        label="Forecast margin",
+        doc="ar1: pre-warm at the forecast less this share, keep alive until the forecast plus this share.",
+    )
+
     def check(self) -> None:
         if self.head_percentile >= self.tail_percentile:
             raise ParamError(
@@ -174,10 +192,12 @@ class HybridHistogramKeepAlive:
         self.in_range = 0
         self.out_of_bound = 0
         self._squares = 0  # sum of the squared bin counts, kept as bins grow: the CV without a pass over the bins
+        self.recent: deque[float] = deque(maxlen=FORECAST_HISTORY)
 
     def observe(self, idle: float) -> None:
         if idle < 0 or not math.isfinite(idle):
             raise ValueError(f"idle time {idle!r}: a finite number of minutes >= 0")
+        self.recent.append(float(idle))
         i = int(idle)
         if i >= len(self.bins):
             self.out_of_bound += 1
@@ -185,6 +205,17 @@ class HybridHistogramKeepAlive:
             self._squares += 2 * int(self.bins[i]) + 1
             self.bins[i] += 1
             self.in_range += 1
+
+    def forecast(self) -> float | None:
+        """The next idle time (minutes) from an AR(1) fit of ``log(1 + idle)`` over the recent ones; None with fewer than 3."""
+        if len(self.recent) < 3:
+            return None
+        x = np.log1p(np.fromiter(self.recent, dtype=float))
+        mean = x.mean()
+        before, after = x[:-1] - mean, x[1:] - mean
+        spread = float(before @ before)
+        phi = float(np.clip(before @ after / spread, -1.0, 1.0)) if spread > 0 else 0.0
+        return float(np.expm1(mean + phi * (x[-1] - mean)))
 
     @property
     def cv(self) -> float:
@@ -198,7 +229,12 @@ class HybridHistogramKeepAlive:
         fallback = float(p.fallback_minutes or p.range_minutes)
         total = self.in_range + self.out_of_bound
         if total and self.out_of_bound / total > p.oob_threshold:
-            return KeepAliveWindows(0.0, fallback, "fallback_out_of_bound")
+            predicted = self.forecast() if p.forecast == "ar1" else None
+            if predicted is None:
+                return KeepAliveWindows(0.0, fallback, "fallback_out_of_bound")
+            prewarm = float(math.floor(predicted * (1.0 - p.forecast_margin)))
+            end = float(math.ceil(predicted * (1.0 + p.forecast_margin) + 1.0))
+            return KeepAliveWindows(prewarm, end - prewarm, "forecast")
         if self.in_range < p.min_samples:
             return KeepAliveWindows(0.0, fallback, "fallback_few_samples")
         if self.cv < p.cv_threshold:

@@ -145,3 +145,20 @@ def test_a_sample_whose_files_do_not_cover_each_other(tmp_path) -> None:
     assert len(part.apps) == 8 and len(part.no_memory) == 2 and part.no_durations == 1
     assert {a.app for a in part.apps} | set(part.no_memory) == {a.app for a in full.apps}
     assert sum(np.isnan(a.avg_execution_s) for a in part.apps) == 1
+
+
+def test_out_of_bound_idle_times_forecast_with_ar1() -> None:
+    idles = [300.0, 320.0, 310.0, 305.0, 315.0, 300.0]  # all beyond a 4 h range
+    fallback = HybridHistogramKeepAlive(HybridHistogramParams())
+    forecast = HybridHistogramKeepAlive(HybridHistogramParams(forecast="ar1"))
+    for idle in idles:
+        fallback.observe(idle)
+        forecast.observe(idle)
+    assert fallback.windows() == KeepAliveWindows(0.0, 240.0, "fallback_out_of_bound")
+    w = forecast.windows()
+    predicted = forecast.forecast()
+    assert 295 < predicted < 320 and w.rule == "forecast"
+    assert w.prewarm == np.floor(predicted * 0.85) and w.warm(305) and not w.warm(200) and w.keep_alive < 120
+    short = HybridHistogramKeepAlive(HybridHistogramParams(forecast="ar1"))
+    short.observe(500.0)
+    assert short.forecast() is None and short.windows().rule == "fallback_out_of_bound"  # too few to fit
