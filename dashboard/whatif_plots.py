@@ -1,7 +1,8 @@
 """A ``whatif`` table (``python -m engine whatif ... --out FILE``) drawn: actual against recommended replicas over time.
 
 Pure functions of the table's DataFrame (columns ``time``, ``replicas``, ``recommended``, ``rule``, ``change``),
-returning HoloViews objects, for the dashboard (which opens such a file) and notebooks.
+returning HoloViews objects, for the dashboard (which opens such a file with ``engine.read_whatif_table``) and
+notebooks.
 """
 
 from __future__ import annotations

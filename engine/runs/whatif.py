@@ -254,6 +254,35 @@ def _summary(path: Path, policy: str, metric: str, mode: str, table: pd.DataFram
     return lines
 
 
+def read_whatif_table(path: str | Path) -> pd.DataFrame:
+    """A table ``whatif --out`` wrote (CSV or Parquet), checked: its columns and numbers; raises a one-line FileError."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        if not path.is_file():
+            raise _error(path, "", "no such file; allowed: a table written by whatif --out")
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as e:
+            raise _error(path, "", f"not a readable Parquet file ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    else:
+        df = read_csv(path, FIELD, ("action", "rule"), FileError, noun="whatif table")
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise _error(path, f"column {missing[0]!r}", f"missing; a whatif table has columns {', '.join(COLUMNS)}")
+    out = df[list(COLUMNS)].copy()
+    out["time"] = numeric_column(df, "time", path, "a time in s", FIELD, minimum=None, error=FileError)
+    for column in ("replicas", "recommended"):
+        out[column] = numeric_column(df, column, path, "a replica count", FIELD, integer=True, error=FileError)
+    out["metric"] = numeric_column(df, "metric", path, "a number", FIELD, minimum=None, empty_ok=True, error=FileError)
+    change = df["change"].astype(str).str.strip().str.lower()
+    if not change.isin(["true", "false"]).all():
+        i = int(np.argmax(~change.isin(["true", "false"]).to_numpy()))
+        raise _error(path, f"line {i + 2}, column 'change'", f"{df['change'].iloc[i]!r} is not allowed; allowed: True or False")
+    out["change"] = change == "true"
+    out["rule"] = out["rule"].fillna("").astype(str)
+    return out
+
+
 def _write(table: pd.DataFrame, out: Path) -> None:
     """CSV (or Parquet by extension), written beside and renamed: nothing half-written."""
     out.parent.mkdir(parents=True, exist_ok=True)

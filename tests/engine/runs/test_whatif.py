@@ -114,3 +114,28 @@ def test_a_row_without_a_measurement_keeps_the_count() -> None:
         table = whatif(history, "hpa", "cpu_utilisation", mode=mode)
         assert table["recommended"].tolist() == [3, 3, 3], mode
         assert table["action"][1] == "not_measured" and table["rule"][1] == "no ready worker reports cpu"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_the_written_table_reads_back(suffix: str, tmp_path: Path) -> None:
+    from engine import read_whatif_table
+
+    out = tmp_path / f"rec{suffix}"
+    assert main(["whatif", str(EXAMPLE), "--policy", "kpa", "--out", str(out)]) == 0
+    back = read_whatif_table(out)
+    history, metric = read_history(EXAMPLE, "kpa")
+    expected = whatif(history, "kpa", metric)
+    pd.testing.assert_frame_equal(back.reset_index(drop=True), expected, check_dtype=False)
+
+
+def test_a_bad_table_is_one_line(tmp_path: Path) -> None:
+    from engine import read_whatif_table
+    from engine.core.csvfile import FileError
+
+    bad = tmp_path / "t.csv"
+    bad.write_text("time,replicas,metric,recommended,action,rule\n0,1,,1,hold,x\n")
+    with pytest.raises(FileError, match=r"t.csv: column 'change': missing; a whatif table has columns time, replicas"):
+        read_whatif_table(bad)
+    bad.write_text("time,replicas,metric,recommended,action,change,rule\n0,1,,1,hold,maybe,x\n")
+    with pytest.raises(FileError, match=r"line 2, column 'change': 'maybe' is not allowed; allowed: True or False"):
+        read_whatif_table(bad)
