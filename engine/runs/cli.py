@@ -144,7 +144,7 @@ def format_summary(summary: dict) -> str:
                 else []
             ),
             f"  wait p50/p95/p99 {summary['wait_p50']:.2f} / {summary['wait_p95']:.2f} / {summary['wait_p99']:.2f} s",
-            f"  VM-hours         {summary['vm_hours']:.2f} as the controller accounts them, {summary['vm_hours_cloud']:.2f} as the cloud bills them",
+            f"  VM-hours         {summary['vm_hours']:.2f} from the cloud's VM states ({summary['vm_hours_logged']:.2f} as the original controller logs them)",
             f"  policy           {summary['policy']}   scale-outs {summary['scale_outs']}   scale-ins {summary['scale_ins']}"
             f"   master recoveries {summary['master_recoveries']}",
             f"  max active workers {summary['max_active_workers']}   time_left outside the band "

@@ -239,7 +239,8 @@ class VMController:
         self.policy = policy
 
     def vm_seconds(self, now: float) -> float:
-        """Cumulative VM running time as the controller accounts it: closed accounts plus the open ones up to ``now``."""
+        """Cumulative VM running time as the original logs it (the samples' ``vm_seconds_logged``): accounts opened and
+        closed when commands are sent, refused ones too. The reported figure is the cloud's (:meth:`VMCloud.vm_seconds`)."""
         now = self._stamp(now)
         return self._closed_seconds + sum(now - since for since in self._running_since.values())
 
