@@ -146,8 +146,10 @@ def hpa_replicas(
 ) -> tuple[int, float]:
     """``replica_calculator.go GetResourceReplicas``: (desired replicas, unadjusted usage ratio).
 
-    ``loads``: cpu of the ready pods as fractions of their request; ``target`` in %. Missing metrics count
-    as 100 % of the target on a scale-down and 0 on a scale-up; unready pods count as 0 on a scale-up.
+    ``loads``: cpu of the ready pods as fractions of their request; ``target`` in %. A pod without a metric
+    counts as 0 on a scale-up and, on a scale-down, as its whole request (or the target if that is above 100 %):
+    the code's ``max(100, target)``, where the docs say "100 % of the target". Unready pods count as 0 on a
+    scale-up.
     Then the ratio is recomputed; within tolerance, or if the direction flips, ``current`` is kept.
     """
     if not loads:
@@ -160,7 +162,7 @@ def hpa_replicas(
         return math.ceil(ratio * len(loads)), ratio
     adjusted = list(loads)
     if missing and ratio < 1.0:
-        adjusted += [target / 100.0] * missing
+        adjusted += [max(100.0, target) / 100.0] * missing
     elif missing and ratio > 1.0:
         adjusted += [0.0] * missing
     if scale_up_with_unready:

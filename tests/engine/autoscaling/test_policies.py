@@ -237,8 +237,9 @@ def test_hpa_unready_workers_count_as_idle_on_a_scale_up():
     assert v.desired == 6 and v.action == "scale_out"
 
 
-def test_hpa_missing_metrics_count_as_target_down_and_zero_up():
-    # 2 measured at 20 %, 2 missing, target 80: 20/80 < 1 -> missing at 80 %: (20+20+80+80)/4 = 50 -> 0.625 x 4 -> 3
+def test_hpa_missing_metrics_count_as_the_whole_request_down_and_zero_up():
+    # 2 measured at 20 %, 2 missing, target 80: 20/80 < 1 -> missing at max(100, 80) = 100 % (the code; the docs say
+    # "the target"): (20+20+100+100)/4 = 60 -> 0.75 x 4 -> 3
     assert hpa_replicas(4, [0.2, 0.2], 80, 0.1, missing=2)[0] == 3
     # 2 at 100 %, 2 missing, target 50: ratio 2 -> missing at 0: 50/50 = 1.0, within tolerance: keep 4
     assert hpa_replicas(4, [1.0, 1.0], 50, 0.1, missing=2)[0] == 4
