@@ -187,13 +187,13 @@ class HPAMemory:
 
     def normalise(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
         """``normalizeDesiredReplicasWithBehaviors``: stabilise, then limit by the behavior policies and [low, high]."""
-        if not self._initialised:  # maybeInitScaleDownStabilizationWindow
+        if not self._initialised:  # recordInitialRecommendation
             self.recommendations.append((now, current))
             self._initialised = True
-        stabilised = self._stabilise(p, now, current, desired)
-        return self._limit(p, now, current, stabilised, low, high)
+        stabilised = self.stabilise(p, now, current, desired)
+        return self.limit_rate(p, now, current, stabilised, low, high)
 
-    def _stabilise(self, p: HPAParams, now: float, current: int, desired: int) -> int:
+    def stabilise(self, p: HPAParams, now: float, current: int, desired: int) -> int:
         """``stabilizeRecommendationWithBehaviors``: min over the up window, max over the down window."""
         up_cutoff = now - p.scale_up_stabilization
         down_cutoff = now - p.scale_down_stabilization
@@ -207,7 +207,7 @@ class HPAMemory:
         self.recommendations.append((now, desired))
         return min(max(current, up), down)
 
-    def _limit(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
+    def limit_rate(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
         """``convertDesiredReplicasWithBehaviorRate``."""
         if desired > current:
             limit = max(self.limit(p, "up", now, current), current)
