@@ -3,7 +3,7 @@
 Every row of a table starts with a :class:`Source` naming the upstream repository file and Go test (with its
 sub-case) the row was translated from; the inputs and expected decisions are restated in the project's terms.
 A row whose ``skip`` is set is an upstream case the project does not model; the reason says what is missing.
-``docs/reference/upstream-policy-tables.md`` lists the counts, written by ``tally.py`` in this folder.
+``docs/reference/upstream-policy-tables.md`` lists the counts, written by ``upstream_tally.py`` in this folder.
 """
 
 from __future__ import annotations
