@@ -10,7 +10,7 @@ zero). Unless a case says otherwise the ScaledObject was created long before (up
 from __future__ import annotations
 
 import pytest
-from upstream_cases import KEDA_OBJECTS, KEDA_RULES, Source, table
+from upstream_cases import HPA_CALC, HPA_CONTROLLER, KEDA_OBJECTS, KEDA_RULES, Source, table
 
 from engine.autoscaling.base import ScalingObservation
 from engine.autoscaling.keda import KEDAParams, KEDAPolicy
@@ -96,3 +96,27 @@ def test_scaled_object_executor(source, params, created, polls):
             assert verdict.desired != 0, f"at {now} s: {verdict.reason}"
         else:
             assert verdict.desired == expected, f"at {now} s: {verdict.reason}"
+
+
+# The HPA KEDA creates reads the trigger as an external metric of type AverageValue, which is Kubernetes'
+# "external per-pod" metric: desired = ceil(total / target per pod), current within tolerance. Upstream's cases
+# for that metric run here against KEDA's HPA on the master queue, milli-units as jobs (8600m -> 8600 jobs).
+# (source, current replicas, queue, target per worker, recommendation log "initial" / "empty", expected)
+EXTERNAL_PER_POD = [
+    (Source("keda", HPA_CALC, "TestReplicaCalcScaleUpPerPodCMExternal"), 3, 8600, 2150.0, "initial", 4),
+    (Source("keda", HPA_CALC, "TestReplicaCalcScaleDownPerPodCMExternal"), 5, 8600, 2867.0, "empty", 3),
+    (Source("keda", HPA_CALC, "TestReplicaCalcTolerancePerPodCMExternal"), 3, 8600, 2900.0, "initial", 3),
+    (Source("keda", HPA_CONTROLLER, "TestScaleUpPerPodCMExternal"), 3, 8600, 2222.0, "initial", 4),
+    (Source("keda", HPA_CONTROLLER, "TestScaleDownPerPodCMExternal"), 5, 8600, 3000.0, "empty", 3),
+    (Source("keda", HPA_CONTROLLER, "TestTolerancePerPodCMExternal"), 4, 8600, 2200.0, "initial", 4),
+]
+
+
+@pytest.mark.parametrize("source, current, queue, target, log, expected", table(EXTERNAL_PER_POD))
+def test_external_per_pod_metric_through_kedas_hpa(source, current, queue, target, log, expected):
+    policy = KEDAPolicy(KEDAParams(target_queue_length=target, max_replica_count=6))
+    policy.started = LONG_AGO
+    if log == "empty":
+        policy.memory._initialised = True  # upstream's harness: an empty recommendation log before the sync
+    verdict = policy.decide(observation(0.0, queue, current))
+    assert verdict.desired == expected, verdict.reason
