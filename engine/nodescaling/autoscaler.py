@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.cluster.model import Cluster, Pod
 from engine.nodescaling.expanders import Option, choose
-from engine.nodescaling.groups import BOOTING, DRAINING, READY, Fleet
+from engine.nodescaling.groups import ABSENT, BOOTING, DRAINING, READY, Fleet
 from engine.nodescaling.params import NodeAutoscalerParams
 from engine.nodescaling.simulate import Bins, Constraints, estimate_nodes, fit_all
 
@@ -197,11 +197,10 @@ class NodeAutoscaler:
             return []
         decisions = []
         empty_budget, drain_budget = p.max_empty_bulk_delete, p.max_drain_parallelism - self._draining()
-        removing = dict.fromkeys(range(len(f.groups)), 0)
         for node in unneeded:
             since = f.unneeded_since[node]
             g = int(f.group[node])
-            if now - since < p.unneeded_time or f.size(g) - removing[g] <= f.groups[g].min_size:
+            if now - since < p.unneeded_time or f.size(g) <= f.groups[g].min_size:  # a cordoned node no longer counts
                 continue
             pos = int(f.positions([node])[0])
             pods = pods_on.get(pos, ())
@@ -211,7 +210,6 @@ class NodeAutoscaler:
                 drain_budget -= 1
             else:
                 empty_budget -= 1
-            removing[g] += 1
             f.cordon(node)
             name = self.cluster.names[pos]
             rule = "scale_down" if pods else "scale_down_empty"
@@ -234,18 +232,17 @@ class NodeAutoscaler:
                     self._decision("consolidate_replace_drain", node, f"replacement {self._name(int(f.replaced_by[node]))} is ready")
                 )
         quiet = (f.state == READY) & (now - f.changed_at >= p.consolidate_after) & (f.replaced_by < 0)
+        quiet[f.replaced_by[(f.replaced_by >= 0) & (f.state != ABSENT)]] = False  # a replacement waits for the pods it was made for
         candidates = [n for n in np.flatnonzero(quiet).tolist() if f.size(int(f.group[n])) > f.groups[f.group[n]].min_size]
-        removing = dict.fromkeys(range(len(f.groups)), 0)
         empty_budget = p.max_empty_bulk_delete
         for node in candidates:
             g = int(f.group[node])
-            if pods_on.get(int(f.positions([node])[0])) or empty_budget <= 0 or f.size(g) - removing[g] <= f.groups[g].min_size:
+            if pods_on.get(int(f.positions([node])[0])) or empty_budget <= 0 or f.size(g) <= f.groups[g].min_size:
                 continue
             empty_budget -= 1
-            removing[g] += 1
             f.cordon(node)
             decisions.append(self._decision("consolidate_empty", node, f"empty for {now - f.changed_at[node]:.0f} s"))
-        if self._draining() >= p.max_drain_parallelism or any(d.rule != "consolidate_empty" for d in decisions):
+        if decisions or self._draining() >= p.max_drain_parallelism:  # one disruption method per scan
             return decisions
         others = self._others()
         busy = [n for n in candidates if f.state[n] == READY]
