@@ -47,7 +47,7 @@ def fleet_nodes(sections: Mapping[str, Section]) -> list[NodeSpec]:
     """The nodes to append to the cluster for a run with a node autoscaler (none without one)."""
     if KEY not in sections:
         return []
-    return group_node_specs([sections[k] for k in group_slots(sections)])
+    return group_node_specs(check_groups(sections))
 
 
 def check_groups(sections: Mapping[str, Section]) -> list[Section]:
