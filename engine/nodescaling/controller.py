@@ -235,3 +235,12 @@ class NodeScaling:
             "pods_evicted": self.evicted,
             "node_groups": groups,
         }
+
+
+def format_node_summary(summary: Mapping[str, Any]) -> str:
+    """The node autoscaler's line of a printed run summary: what it did and what the nodes cost."""
+    groups = ", ".join(f"{name} {v['node_hours']:.2f} h {v['cost']:.2f}" for name, v in summary["node_groups"].items())
+    return (
+        f"  node autoscaler  {summary['node_autoscaler']}: {summary['node_scale_ups']} scale-ups, {summary['node_scale_downs']} "
+        f"scale-downs, {summary['pods_evicted']} pods moved; {summary['node_hours']:.2f} node-hours, cost {summary['node_cost']:.2f} ({groups})"
+    )

@@ -177,3 +177,29 @@ def test_a_node_autoscaler_without_groups_and_groups_outside_their_worlds_are_re
     path.write_text("run: {world: vm}\nng1: {group: a}\n")
     done = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert done.returncode == 2 and "ng1: not a section of the 'vm' world" in done.stderr
+
+
+def test_consolidation_bills_fewer_node_hours_than_the_cluster_autoscaler_and_loses_no_request():
+    results = {}
+    for mode in ("cluster_autoscaler", "consolidation"):
+        sim = Simulation(load_scenario("faas-node-autoscaler"))
+        sim.set_params({"node_autoscaler.mode": mode})
+        sim.run()
+        s = sim.summary()
+        rules = set(sim.frame("node_decisions").rule)
+        assert s["requests_generated"] == s["requests_completed"] + s["requests_in_flight"] + s["requests_queued"] + s["requests_rejected"]
+        assert s["requests_rejected"] == 0
+        results[mode] = (s["node_hours"], rules)
+    assert {"consolidate_delete", "consolidate_empty"} & results["consolidation"][1]
+    assert not {r for r in results["consolidation"][1] if r.startswith("scale_down")}
+    assert results["consolidation"][0] < results["cluster_autoscaler"][0]
+
+
+def test_a_live_change_applies_at_the_next_scan():
+    sim = Simulation(load_scenario("faas-node-autoscaler")).advance(1000)
+    sim.set_params({"node_autoscaler.scale_down": False})
+    sim.advance(3600)
+    d = sim.frame("node_decisions")
+    assert not d[(d.time >= 1000) & d.rule.str.startswith("scale_down")].size
+    events = sim.events()
+    assert (events.command == "node_autoscaler.scale_down").any()
