@@ -147,13 +147,18 @@ class NodeScaling:
                 f.remove(node, now)
                 self._record(now, Decision("node_removed", f.groups[f.group[node]].group, 1, (node,), "drained: no pod left"))
 
+    def up(self) -> np.ndarray:
+        """Boolean mask over the cluster's nodes: those up now (the cluster's own, and the groups' ready or draining ones)."""
+        f = self.fleet
+        mask = np.ones(self.cluster.n, dtype=bool)
+        mask[f.positions(np.flatnonzero(np.isin(f.state, (ABSENT, BOOTING))))] = False
+        return mask
+
     def why_pending(self, pending: list[Pod]) -> str:
         """Why the oldest waiting pod fits no existing node: nodes rejected per first failing predicate."""
         if not pending:
             return ""
-        f = self.fleet
-        exists = np.ones(self.cluster.n, dtype=bool)
-        exists[f.positions(np.flatnonzero(np.isin(f.state, (ABSENT, BOOTING))))] = False
+        exists = self.up()
         passes = exists.copy()
         counts = []
         for predicate in self.placement.scheduler.predicates():

@@ -444,11 +444,21 @@ class PodWorld:
             self._sample()
 
     def _sample(self) -> None:
-        free = self.cluster.gpu_milli_free
-        idle = self.capacity_milli - self.allocated_milli
-        frag = self.tracker.total_milli() if self.tracker is not None else 0.0
+        free, present, capacity = self.cluster.gpu_milli_free, self._present, self.capacity_milli
+        cpu_capacity, memory_capacity = self._cpu_capacity, self._memory_capacity
+        up = None if self.nodescaling is None else self.nodescaling.up()  # the nodes that are up: a group's launched ones only
+        if up is not None:
+            free, present = free[up], present[up]
+            capacity = int(present.sum()) * GPU_MILLI
+            cpu_capacity = max(int(self.cluster.cpu_capacity[up].sum()), 1)
+            memory_capacity = max(int(self.cluster.memory_capacity[up].sum()), 1)
+        idle = capacity - self.allocated_milli
+        if self.tracker is None:
+            frag = 0.0
+        else:
+            frag = self.tracker.total_milli() if up is None else float(self.tracker.node_milli()[up].sum())
         idle_devices = int(np.count_nonzero(free == GPU_MILLI))  # absent devices hold 0: never idle
-        used_devices = int(np.count_nonzero(free == 0)) - int(self._present.size - np.count_nonzero(self._present))
+        used_devices = int(np.count_nonzero(free == 0)) - int(present.size - np.count_nonzero(present))
         counts = self.counts
         self._add_sample(
             (
@@ -460,15 +470,15 @@ class PodWorld:
                 len(self.pending),
                 counts["unplaced"],
                 counts["departed"],
-                self.allocated_cpu / self._cpu_capacity,
-                self.allocated_memory / self._memory_capacity,
-                self.allocated_milli / self.capacity_milli if self.capacity_milli else 0.0,
+                self.allocated_cpu / cpu_capacity,
+                self.allocated_memory / memory_capacity,
+                self.allocated_milli / capacity if capacity else 0.0,
                 self.allocated_milli,
                 idle,
                 frag,
                 frag / idle if idle > 0 else np.nan,
                 idle_devices,
-                int(self._present.sum()) - idle_devices - used_devices,
+                int(present.sum()) - idle_devices - used_devices,
             )
         )
 
@@ -536,8 +546,8 @@ class PodWorld:
             "gpu_policy": sched.gpu_policy,
             "tie_break": sched.tie_break,
             "fgd_score": sched.fgd_score,
-            "nodes": self.cluster.n,
-            "gpus": int(self.cluster.gpu_count.sum()),
+            "nodes": self.cluster.n if self.nodescaling is None else self.nodescaling.fleet.first,  # a node group's nodes: node_groups
+            "gpus": int(self.cluster.gpu_count[: self.cluster.n if self.nodescaling is None else self.nodescaling.fleet.first].sum()),
             "pods_in_workload": len(self.row),
             "pods_submitted": self.submitted,
             "pods_scheduled": self.counts["scheduled"],

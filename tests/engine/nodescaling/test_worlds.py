@@ -75,6 +75,11 @@ def test_pending_pods_wait_for_new_nodes_and_drains_lose_no_pod(tmp_path: Path):
     rebinds = placements[(placements.action == "bind") & placements.owner.isin(releases.owner) & (placements.time >= 900)]
     assert len(rebinds) >= moved  # every evicted pod was bound again at once
     assert (sim.samples().pending.iloc[-10:] == 0).all()
+    samples = sim.samples().set_index("time")
+    gpu_up = d[(d.rule == "node_ready") & (d.group == "gpu")].time.min()
+    during = samples.loc[(samples.index > gpu_up) & (samples.index < 400)]
+    assert len(during) and (during.gpu_allocated == 1.0).all()  # shares of the nodes that are up: g0 takes the one GPU
+    assert (samples.loc[samples.index < gpu_up].gpus_idle == 0).all()  # no GPU is up before the GPU node
     groups = sim.frame("nodes_by_group")
     assert (groups.nodes <= groups.max_size).all() and (groups.nodes >= groups.min_size).all()
     summary = sim.summary()
