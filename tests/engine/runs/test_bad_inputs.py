@@ -105,6 +105,10 @@ RECORDING_CASES = [
     ("not-an-object.json", "must be a JSON object"),
     ("truncated.json", "not valid JSON"),
     ("binary.json", "not UTF-8 text"),
+    # good.json with its digest zeroed, removed, or a parameter change edited by hand: the digest is compared
+    ("zeroed-digest.json", "samples_sha256: the replay's samples have digest 121e137a7fd0edfd..., the recording says 0000000000000000..."),
+    ("hand-edited-change.json", "samples_sha256: the replay's samples have digest"),
+    ("missing-digest.json", "samples_sha256: missing, so the replay cannot be verified"),
 ]
 
 
