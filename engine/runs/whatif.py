@@ -11,7 +11,6 @@ them. See ``docs/how-to/whatif.md`` for the columns each policy reads.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 from dataclasses import dataclass
@@ -82,19 +81,10 @@ def _error(path: Path, where: str, message: str) -> FileError:
     return FileError(path, where, message, FIELD)
 
 
-def _no_short_rows(path: Path, width: int) -> None:
-    """pandas fills a row with fewer fields than the header with empty cells; a history's empty metric means 'not measured'."""
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        for line, fields in enumerate(csv.reader(f), start=1):
-            if fields and len(fields) < width:
-                raise _error(path, f"line {line}", f"{len(fields)} fields where the header has {width}; allowed: one field per column")
-
-
 def read_history(path: Path, policy: str) -> tuple[pd.DataFrame, str]:
     """The history's columns the policy reads, checked (one-line :class:`FileError`), and the name of its metric column."""
     entry = WHATIF_POLICIES[policy]
     df = read_csv(path, FIELD, error=FileError, noun="history")
-    _no_short_rows(path, len(df.columns))
     metric = next((m for m in entry.metrics if m in df.columns), None)
     for column in ("time", "replicas", *entry.also):
         if column not in df.columns:
