@@ -13,12 +13,14 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from engine.autoscaling.keepalive import HybridHistogramParams
 from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
 from engine.faas.slots import SLOT_KEYS
+from engine.nodescaling.params import GROUP_SLOTS, NodeAutoscalerParams
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
@@ -68,7 +70,10 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry("engine.faas.params:FaasParams"),
     **{key: SectionEntry(f"engine.faas.params:FUNCTION_SLOTS.{key}", "engine.faas.params:check_function_files") for key in SLOT_KEYS},
     "function_faults": SectionEntry("engine.faas.params:FunctionFaultParams"),
+    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
     "pods": SectionEntry("engine.podworld.params:PodsParams", "engine.podworld.params:check_files"),
+    "node_autoscaler": SectionEntry(NodeAutoscalerParams),
+    **{key: SectionEntry(cls) for key, cls in GROUP_SLOTS.items()},
 }
 
 
@@ -98,23 +103,24 @@ WORLDS: dict[str, WorldEntry] = {
     "functions": WorldEntry(
         "engine.faas.world:FunctionWorld",
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        SLOT_KEYS,
+        (*SLOT_KEYS, "node_autoscaler", *GROUP_SLOTS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
+        fixed=tuple(GROUP_SLOTS),
     ),
     "pod": WorldEntry(
         "engine.podworld.world:PodWorld",
         ("run", "pods", "cluster", "scheduler"),
-        (),
+        ("node_autoscaler", *GROUP_SLOTS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
-        fixed=("pods",),
+        fixed=("pods", *GROUP_SLOTS),
     ),
 }
 
 #: Sections a scenario names only together with another: a scheduler needs a cluster to schedule on.
 NEEDS = {"scheduler": "cluster"}
 #: Sections that bring others along with their defaults: a cluster is scheduled on by the default scheduler.
-BRINGS = {"cluster": "scheduler"}
+BRINGS = {"cluster": "scheduler", **dict.fromkeys(GROUP_SLOTS, "node_autoscaler")}
 
 
 class _SectionClasses(Mapping):
