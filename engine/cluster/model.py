@@ -266,6 +266,7 @@ class Cluster:
         self.image_nodes = np.zeros(len(registry), dtype=np.int64)  # nodes holding each image
         self._size_tables: dict[int, tuple[np.ndarray, int, dict]] = {}
         self._size_columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._missing_rows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
         self.storage = storage or StorageIndex()
         self.storage_nodes = np.flatnonzero(self.has_label(STORAGE))
@@ -275,6 +276,7 @@ class Cluster:
         self.storage_down = np.full((len(self.storage_nodes), self.n), 125e6)
         self.storage_up = self.storage_down.copy()
         self._bucket_bw: dict[tuple[str, bool, bool, int], np.ndarray] = {}
+        self._bucket_seconds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
         # Kubernetes node facts (imported clusters only): taints per node, and the pod limit (0: none)
         self.taints: list[tuple[Taint, ...]] = [tuple(s.taints) for s in nodes]
@@ -358,12 +360,26 @@ class Cluster:
         table, _ = self.image_size_table(image)
         return int(max(table[self.label_codes[ARCH][node]], 0))
 
+    def missing_bytes_row(self, image: int) -> np.ndarray | None:
+        """Per node, the bytes of ``image`` it must pull (0 where cached); None when the image lacks some node's arch.
+
+        Kept up to date by :meth:`cache_image`, so scoring a pod's image pulls is one gather per image."""
+        column = self.image_size_column(image)
+        kept = self._missing_rows.get(image)
+        if kept is None or kept[0] is not self.image_cached or kept[1] is not column:
+            row = np.where(self.image_cached[image], 0, column) if column.min() >= 0 else None
+            kept = self._missing_rows[image] = (self.image_cached, column, row)
+        return kept[2]
+
     def cache_image(self, image: str | int, node: int) -> None:
         """Put an image into a node's cache (pre-pulled images)."""
         idx = self.image_index(image) if isinstance(image, str) else image
         if not self.image_cached[idx, node]:
             self.image_cached[idx, node] = True
             self.image_nodes[idx] += 1
+            kept = self._missing_rows.get(idx)
+            if kept is not None and kept[2] is not None:
+                kept[2][node] = 0
 
     # ---------------------------------------------------------------- storage bandwidth
     def set_storage_bandwidth(self, down: np.ndarray, up: np.ndarray) -> None:
@@ -387,6 +403,18 @@ class Cluster:
             else:
                 self._bucket_bw[key] = matrix.min(axis=0) if slowest else matrix.max(axis=0)
         return self._bucket_bw[key]
+
+    def bucket_seconds(self, bucket: str, size: float, down: bool, slowest: bool, truncate: bool) -> np.ndarray:
+        """Per node, ``size`` bytes over :meth:`bucket_bandwidth` in seconds (truncated to whole seconds if asked), 0 on
+        the bucket's own nodes; cached per item size until the bucket or the bandwidths change."""
+        bandwidth, hosts = self.bucket_bandwidth(bucket, down=down, slowest=slowest), self.in_bucket(bucket)
+        key = (bucket, size, down, slowest, truncate)
+        kept = self._bucket_seconds.get(key)
+        if kept is None or kept[0] is not bandwidth or kept[1] is not hosts:
+            seconds = size / bandwidth
+            seconds[hosts] = 0.0
+            kept = self._bucket_seconds[key] = (bandwidth, hosts, seconds.astype(np.int64) if truncate else seconds)
+        return kept[2]
 
     def in_bucket(self, bucket: str) -> np.ndarray:
         """Boolean mask: nodes that host ``bucket`` (cached until the bucket gains a node)."""

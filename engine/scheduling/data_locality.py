@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.cluster.model import RECEIVES_FROM, SENDS_TO
-from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max, trunc
+from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max
 
 
 class DataLocality(Priority):
@@ -27,10 +27,8 @@ class DataLocality(Priority):
             if item is None:
                 continue
             bucket, size = item
-            bandwidth = ctx.cluster.bucket_bandwidth(bucket, down=down, slowest=ctx.skippy)[ctx.nodes]
-            seconds = size / bandwidth
-            seconds[ctx.cluster.in_bucket(bucket)[ctx.nodes]] = 0.0
-            total += trunc(seconds) if ctx.skippy else seconds
+            # per node as computed over the scored nodes alone (elementwise), kept per item between pods
+            total += ctx.cluster.bucket_seconds(bucket, size, down, slowest=ctx.skippy, truncate=ctx.skippy)[ctx.nodes]
         return total
 
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:

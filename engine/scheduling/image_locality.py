@@ -22,6 +22,11 @@ def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
     arch = None  # per-node arch codes, only once an image lacked some node's arch
     for image in ctx.pod.images:
         idx = c.image_index(image)
+        if arch is None:
+            missing = c.missing_bytes_row(idx)  # every node has the image's arch: the pull sizes kept per node
+            if missing is not None:
+                size += missing[nodes]
+                continue
         cached = c.image_cached[idx, nodes]
         if arch is None:
             image_size = c.image_size_column(idx)[nodes]
