@@ -15,9 +15,9 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import param
 
 from engine.autoscaling.base import ScalingObservation, ScalingPolicy
@@ -30,6 +30,9 @@ from engine.core.csvfile import FileError, numeric_column, read_csv
 from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError, Section, apply_checked
 from engine.runs.outputs import check_out_file
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIELD = "whatif"
 #: The output table's columns.
@@ -83,6 +86,8 @@ def _error(path: Path, where: str, message: str) -> FileError:
 
 def read_history(path: Path, policy: str) -> tuple[pd.DataFrame, str]:
     """The history's columns the policy reads, checked (one-line :class:`FileError`), and the name of its metric column."""
+    import pandas as pd
+
     entry = WHATIF_POLICIES[policy]
     df = read_csv(path, FIELD, error=FileError, noun="history")
     metric = next((m for m in entry.metrics if m in df.columns), None)
@@ -199,6 +204,8 @@ def whatif(
     concurrency, queue length and request rate are totals taken as recorded. ``open``: every row is the recorded
     state (its replicas and pending ones), the recommendation what the policy would have asked for then.
     """
+    import pandas as pd
+
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}; allowed: {', '.join(MODES)}")
     sections = sections if sections is not None else _sections()
@@ -246,6 +253,8 @@ def _summary(path: Path, policy: str, metric: str, mode: str, table: pd.DataFram
 
 def read_whatif_table(path: str | Path) -> pd.DataFrame:
     """A table ``whatif --out`` wrote (CSV or Parquet), checked: its columns and numbers; raises a one-line FileError."""
+    import pandas as pd
+
     path = Path(path)
     if path.suffix == ".parquet":
         if not path.is_file():

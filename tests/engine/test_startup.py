@@ -38,3 +38,10 @@ def test_asking_for_a_table_loads_pandas():
 def test_a_function_world_scenario_loads_its_world():
     loaded = _loaded("from engine import Simulation\nSimulation('faas-basic').advance(10)")
     assert {"engine.faas.params", "engine.faas.world"} <= set(loaded)
+
+
+def test_the_cli_run_of_the_default_scenario_loads_no_pandas():
+    """``python -m engine run default --until 60``: the command the start-up benchmark times."""
+    run = "import runpy, sys, contextlib, io\nsys.argv = ['engine', 'run', 'default', '--until', '60']\nwith contextlib.redirect_stdout(io.StringIO()):\n    try:\n        runpy.run_module('engine', run_name='__main__')\n    except SystemExit:\n        pass"
+    loaded = _loaded(run)
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY], loaded
