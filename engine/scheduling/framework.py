@@ -336,7 +336,10 @@ class Scheduler:
                     continue
                 raw = priority.raw(ctx)
                 score = priority.normalize(ctx, raw)
-                total = weight * score + total  # Skippy's order: weighted scores plus the running sum
+                if weight == 1.0:  # 1.0 * score is score exactly: add in place (the same sums, one array operation)
+                    total += score
+                else:
+                    total = weight * score + total  # Skippy's order: weighted scores plus the running sum
                 results.append(PriorityResult(priority.name, weight, raw, score))
 
         node: int | None = None

@@ -14,5 +14,12 @@ class LocalityType(Priority):
     name = "LocalityType"
     key = "locality_type"
 
+    def __init__(self) -> None:
+        self._kept: tuple[np.ndarray, int, np.ndarray] | None = None  # (edge mask, scale, score per node)
+
     def raw(self, ctx: ScoringContext) -> np.ndarray:
-        return ctx.cluster.label_equals(LOCALITY, "edge")[ctx.nodes] * np.int64(ctx.max_score)
+        edge, top = ctx.cluster.label_equals(LOCALITY, "edge"), ctx.max_score
+        kept = self._kept
+        if kept is None or kept[0] is not edge or kept[1] != top:  # the mask is cached per cluster: score it once
+            kept = self._kept = (edge, top, edge * np.int64(top))
+        return kept[2][ctx.nodes]

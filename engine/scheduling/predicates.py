@@ -41,9 +41,16 @@ class PodCapacity(Predicate):
 
     name = "PodCapacity"
 
+    def __init__(self) -> None:
+        self._kept: tuple[np.ndarray, np.ndarray | None] | None = None  # (pod_capacity array, nodes with a limit or None)
+
     def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
-        limited = cluster.pod_capacity > 0
-        if not limited.any():
+        kept = self._kept
+        if kept is None or kept[0] is not cluster.pod_capacity:  # the limits are set when the cluster is built
+            limited = cluster.pod_capacity > 0
+            kept = self._kept = (cluster.pod_capacity, limited if limited.any() else None)
+        limited = kept[1]
+        if limited is None:
             return None
         return ~limited | (cluster.pods < cluster.pod_capacity)
 
