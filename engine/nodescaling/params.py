@@ -11,8 +11,8 @@ from __future__ import annotations
 import param
 
 from engine.core.params import ParamError, Section
+from engine.nodescaling.slots import GROUP_KEYS, MAX_GROUPS  # noqa: F401 (MAX_GROUPS: re-exported, its home was here)
 
-MAX_GROUPS = 4
 #: How long a node takes from launch to ready: the distribution of the draw (mean ``boot_seconds``).
 BOOT_DISTRIBUTIONS = {
     "fixed": "always boot_seconds",
@@ -119,6 +119,6 @@ class NodeGroupParams(Section):
 
 
 GROUP_SLOTS: dict[str, type[NodeGroupParams]] = {
-    f"ng{i}": type(f"NodeGroup{i}Params", (NodeGroupParams,), {"key": f"ng{i}", "__doc__": f"Node group slot {i}."})
-    for i in range(1, MAX_GROUPS + 1)
+    key: type(f"NodeGroup{i}Params", (NodeGroupParams,), {"key": key, "__doc__": f"Node group slot {i}."})
+    for i, key in enumerate(GROUP_KEYS, start=1)
 }

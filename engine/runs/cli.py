@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from engine.core.clock import check_horizon
 from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
-from engine.nodescaling.controller import format_node_summary
 from engine.runs import whatif
 from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
@@ -136,7 +135,11 @@ def format_function_summary(summary: dict) -> str:
 def format_summary(summary: dict) -> str:
     """The run's headline figures as printed by ``run`` and ``replay`` (per world, then the node autoscaler's if any)."""
     text = _format_world_summary(summary)
-    return text if "node_groups" not in summary else f"{text}\n{format_node_summary(summary)}"
+    if "node_groups" not in summary:
+        return text
+    from engine.nodescaling.controller import format_node_summary  # the node autoscaler loads with its worlds
+
+    return f"{text}\n{format_node_summary(summary)}"
 
 
 def _format_world_summary(summary: dict) -> str:

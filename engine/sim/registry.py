@@ -20,7 +20,7 @@ from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
 from engine.faas.slots import SLOT_KEYS
-from engine.nodescaling.params import GROUP_SLOTS, NodeAutoscalerParams
+from engine.nodescaling.slots import GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
@@ -72,8 +72,8 @@ SECTIONS: dict[str, SectionEntry] = {
     "function_faults": SectionEntry("engine.faas.params:FunctionFaultParams"),
     "keepalive_hybrid": SectionEntry(HybridHistogramParams),
     "pods": SectionEntry("engine.podworld.params:PodsParams", "engine.podworld.params:check_files"),
-    "node_autoscaler": SectionEntry(NodeAutoscalerParams),
-    **{key: SectionEntry(cls) for key, cls in GROUP_SLOTS.items()},
+    "node_autoscaler": SectionEntry("engine.nodescaling.params:NodeAutoscalerParams"),
+    **{key: SectionEntry(f"engine.nodescaling.params:GROUP_SLOTS.{key}") for key in GROUP_KEYS},
 }
 
 
@@ -103,24 +103,24 @@ WORLDS: dict[str, WorldEntry] = {
     "functions": WorldEntry(
         "engine.faas.world:FunctionWorld",
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        (*SLOT_KEYS, "node_autoscaler", *GROUP_SLOTS, "keepalive_hybrid"),
+        (*SLOT_KEYS, "node_autoscaler", *GROUP_KEYS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
-        fixed=tuple(GROUP_SLOTS),
+        fixed=GROUP_KEYS,
     ),
     "pod": WorldEntry(
         "engine.podworld.world:PodWorld",
         ("run", "pods", "cluster", "scheduler"),
-        ("node_autoscaler", *GROUP_SLOTS),
+        ("node_autoscaler", *GROUP_KEYS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
-        fixed=("pods", *GROUP_SLOTS),
+        fixed=("pods", *GROUP_KEYS),
     ),
 }
 
 #: Sections a scenario names only together with another: a scheduler needs a cluster to schedule on.
 NEEDS = {"scheduler": "cluster"}
 #: Sections that bring others along with their defaults: a cluster is scheduled on by the default scheduler.
-BRINGS = {"cluster": "scheduler", **dict.fromkeys(GROUP_SLOTS, "node_autoscaler")}
+BRINGS = {"cluster": "scheduler", **dict.fromkeys(GROUP_KEYS, "node_autoscaler")}
 
 
 class _SectionClasses(Mapping):

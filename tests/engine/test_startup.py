@@ -1,5 +1,6 @@
 """Start-up stays light: ``import engine`` and a VM-world run load neither pandas nor pyarrow (tables load them
-when one is asked for), and the function and pod worlds' modules load only when a scenario of theirs is built."""
+when one is asked for), and the function and pod worlds' modules (and the node autoscaler's) load only when a scenario
+of theirs is built."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ HEAVY = ("pandas", "pyarrow")
 
 def _loaded(code: str) -> list[str]:
     """The modules (of pandas, pyarrow, the function and pod worlds) loaded after running ``code`` in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith(('engine.faas.', 'engine.podworld.')))))"
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith(('engine.faas.', 'engine.podworld.', 'engine.nodescaling.')))))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -27,7 +28,8 @@ def test_import_engine_loads_no_pandas_nor_pyarrow():
 def test_a_vm_world_run_loads_no_pandas_and_no_other_world():
     loaded = _loaded("from engine import Simulation\nsim = Simulation('default').advance(60)\nsim.summary()")
     assert not [m for m in loaded if m.split(".")[0] in HEAVY], loaded
-    assert [m for m in loaded if m.startswith(("engine.faas.", "engine.podworld."))] == ["engine.faas.slots"], loaded
+    others = [m for m in loaded if m.startswith(("engine.faas.", "engine.podworld.", "engine.nodescaling."))]
+    assert others == ["engine.faas.slots", "engine.nodescaling.slots"], loaded
 
 
 def test_asking_for_a_table_loads_pandas():
