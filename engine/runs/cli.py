@@ -436,6 +436,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(format_summary(sim.summary()))
     if args.out is not None:
-        written = _write_outputs(sim, args.out)
+        try:
+            written = _write_outputs(sim, args.out)
+        except OSError as e:  # checked up front; the disk can still fill or change meanwhile: nothing is left half-written
+            print(
+                f"error: --out {args.out}: could not be written ({e.strerror or e}); allowed: a directory you can write to", file=sys.stderr
+            )
+            return 2
         print(f"  wrote {args.out}/: {', '.join(written)}")
     return status

@@ -230,3 +230,27 @@ def test_the_cli_process_exits_2_without_a_traceback():
         [sys.executable, "-m", "engine", "run", str(BAD / "alias-bomb.yaml")], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr and "alias-bomb.yaml" in r.stderr
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """A folder nobody may write to, root included (``chattr +i``; skipped where the file system has no such flag)."""
+    folder = tmp_path / "locked"
+    (folder / "earlier").mkdir(parents=True)
+    assert main(["run", "default", "--until", "30", "--out", str(folder / "earlier")]) == 0
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    yield folder
+    subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("target", ["new", "earlier", "new/deeper"])
+def test_out_in_a_read_only_folder_is_refused_before_the_run(target, immutable, capsys):
+    """As root, permission bits do not stop writes, so the folder is made immutable; the outputs would be staged
+    beside --out (in the locked folder), so an earlier run's folder inside it cannot be replaced either."""
+    capsys.readouterr()
+    before = snapshot(immutable / "earlier")
+    out = immutable / target
+    line = one_error_line(capsys, main(["run", "default", "--until", "30", "--out", str(out)]))
+    assert line == f"error: --out {out}: {immutable} is not writable; allowed: a directory you can write to"
+    assert snapshot(immutable / "earlier") == before and sorted(p.name for p in immutable.iterdir()) == ["earlier"]
