@@ -81,6 +81,8 @@ class Scenario:
                 values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
                 section = SECTION_CLASSES[key](**values[key])
                 section.check()
+                for name, why in section.unread(set(body)):
+                    raise ParamError(f"{key}.{name}", why)
                 check_files(key, section)
             except ParamError as e:
                 raise ScenarioError(f"{origin}: {e}") from None

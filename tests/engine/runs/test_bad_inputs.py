@@ -54,6 +54,11 @@ CASES = [
     ("missing-node-dump", ["run", "{bad}/missing-node-dump.yaml"], "cluster.kube_nodes_file: /nonexistent/nodes.json: no such file"),
     ("missing-scenario", ["run", "{bad}/absent.yaml"], "no such scenario file"),
     (
+        "file-the-topology-never-reads",
+        ["run", "{bad}/file-the-topology-never-reads.yaml"],
+        "cluster.kube_nodes_file: topology openb never reads it; allowed: remove it, or a topology that reads it (kube_nodes)",
+    ),
+    (
         "set-not-yaml",
         ["run", "default", "--set", "autoscaler.MAX_WORKERS=[5"],
         "--set autoscaler.MAX_WORKERS: line 1, column 3: not valid YAML",
