@@ -55,7 +55,12 @@ class Simulation:
         self.controls: list[dict[str, Any]] = []  # what a user did that does not change the simulation (play, pause, speed)
         self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
-        self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
+        try:
+            self.platform: Platform = world.build(
+                self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log
+            )
+        except ParamError as e:  # what only the built world can tell (e.g. a worker no node can host): name the scenario
+            raise ScenarioError(f"{scenario.source or f'scenario {scenario.name}'}: {e}") from None
         # a world without a faults section (the pod world) takes injected faults only
         self.faults = FaultSchedule(self.env, self.sections.get(world.faults), self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()

@@ -54,6 +54,21 @@ CASES = [
     ("missing-node-dump", ["run", "{bad}/missing-node-dump.yaml"], "cluster.kube_nodes_file: /nonexistent/nodes.json: no such file"),
     ("missing-scenario", ["run", "{bad}/absent.yaml"], "no such scenario file"),
     (
+        "worker-gpu-model-unknown",
+        ["run", "{bad}/worker-gpu-model-unknown.yaml"],
+        "cluster.worker_gpu_models: 'H100|B200': no node has that GPU model; allowed: models of this cluster's nodes (A10|",
+    ),
+    (
+        "worker-larger-than-every-node",
+        ["run", "{bad}/worker-larger-than-every-node.yaml"],
+        "cluster.worker_cpu_millis: 200000 millicores is more than any node has; allowed: at most 8000 (node ",
+    ),
+    (
+        "worker-fits-no-single-node",
+        ["run", "{bad}/worker-fits-no-single-node.yaml"],
+        "cluster.worker_cpu_millis: 8000 millicores with 512 MiB and 1 GPU(s) fit no single node; allowed: a smaller worker (node ",
+    ),
+    (
         "file-the-topology-never-reads",
         ["run", "{bad}/file-the-topology-never-reads.yaml"],
         "cluster.kube_nodes_file: topology openb never reads it; allowed: remove it, or a topology that reads it (kube_nodes)",
