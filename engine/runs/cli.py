@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from engine.core import budget
 from engine.core.clock import check_horizon
-from engine.core.inputs import InputError, load_yaml
+from engine.core.inputs import InputError, load_yaml, size_cap
 from engine.core.params import ParamError
 from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
@@ -64,7 +65,10 @@ def _budget(sim: Simulation, until: float, allow_long: bool, what: str) -> None:
     ``what`` names where the horizon came from (``--until 86400``, or the scenario's run.duration)."""
     estimate = sim.estimate(until)
     if estimate.too_long and not allow_long:
-        raise InputError(f"{what}: this run would take {estimate.describe()}; allowed: a shorter run, or --allow-long")
+        raise InputError(
+            f"{what}: this run would take {estimate.describe()}, beyond the caps ({budget.REFUSE_SECONDS / 60:g} min of wall time, "
+            f"{size_cap(budget.REFUSE_BYTES)} of memory); allowed: a shorter run, or --allow-long"
+        )
     if estimate.long or estimate.too_long:
         print(f"warning: this run will take {estimate.describe()}", file=sys.stderr, flush=True)
 
@@ -421,7 +425,10 @@ def main(argv: list[str] | None = None) -> int:
                 if not name:
                     raise ParamError(f"--set {key}", "use section.NAME, e.g. autoscaler.MAX_WORKERS")
                 scenario.values.setdefault(section, {})[name] = value
-            scenario = Scenario.from_dict(scenario.to_dict(), origin=f"{args.scenario} with --set", source=scenario.source)
+            origin = f"{args.scenario} with --set" if overrides else args.scenario
+            scenario = Scenario.from_dict(scenario.to_dict(), origin=origin, source=scenario.source)
+            for note in scenario.notes:  # defaults the file leaves implicit, named before the run
+                print(f"note: {note}", file=sys.stderr)
             sim = Simulation(scenario, seed=args.seed)
             until = check_horizon(args.until if args.until is not None else sim.sections["run"].duration, "--until")
             if until <= 0:

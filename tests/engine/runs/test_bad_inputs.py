@@ -274,3 +274,50 @@ def test_out_in_a_read_only_folder_is_refused_before_the_run(target, immutable, 
     line = one_error_line(capsys, main(["run", "default", "--until", "30", "--out", str(out)]))
     assert line == f"error: --out {out}: {immutable} is not writable; allowed: a directory you can write to"
     assert snapshot(immutable / "earlier") == before and sorted(p.name for p in immutable.iterdir()) == ["earlier"]
+
+
+def test_a_cluster_without_a_scheduler_runs_and_says_which_default_applies(capsys, tmp_path):
+    """The choice (docs/reference/input-limits.md): a cluster is scheduled on by the default scheduler, said in one
+    line on stderr naming the file and the section; with the section named (here by --set) nothing is said."""
+    path = BAD / "cluster-without-scheduler.yaml"
+    assert main(["run", str(path), "--until", "30", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"note: {path}: scheduler: not given with cluster, so every scheduler.* parameter has its default (mode skippy); "
+        "add 'scheduler:' to choose"
+    ]
+    assert main(["run", str(path), "--until", "30", "--set", "scheduler.mode=kube"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _oversized(path: Path, prefix: bytes) -> Path:
+    """``prefix`` then comment or blank padding to one byte past the 16 MiB input cap (made here, not shipped)."""
+    from engine.core.inputs import MAX_BYTES
+
+    path.write_bytes(prefix + b" " * (MAX_BYTES + 1 - len(prefix)))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "prefix", "what"),
+    [
+        ("run", "huge.yaml", b"version: 1\n#", "a scenario YAML file"),
+        ("replay", "huge.json", b'{"format": "scalelab-recording"', "a recording file"),
+    ],
+)
+def test_an_input_above_the_size_cap_names_the_cap(command, name, prefix, what, tmp_path, capsys):
+    path = _oversized(tmp_path / name, prefix)
+    line = one_error_line(capsys, main([command, str(path)]))
+    assert line == f"error: {path}: 16,777,217 bytes, above the size cap of {what}; allowed: at most 16 MiB (16,777,216 bytes)"
+
+
+def test_a_session_manifest_above_its_cap_names_the_cap(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "big-manifest.scalelab"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("manifest.json", b"{" + b" " * (16 * 2**20) + b"}")  # compresses to a few KiB
+    line = one_error_line(capsys, main(["replay", str(path)]))
+    assert line == (
+        f"error: {path}: manifest.json: 16,777,218 bytes, above the size cap of a manifest; allowed: at most 16 MiB (16,777,216 bytes)"
+    )
