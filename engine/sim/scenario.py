@@ -45,6 +45,7 @@ class Scenario:
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
     notes: list[str] = field(default_factory=list)  # defaults the file left implicit, one line each (the CLI prints them)
+    origin: str = ""  # what messages name it by (the file, or the recording holding it)
 
     @property
     def world(self) -> str:
@@ -116,7 +117,7 @@ class Scenario:
             ):
                 raise ScenarioError(f"{origin}: {meta}: {type(data[meta]).__name__} is not allowed; allowed: a string")
         name = data.get("name") or (source.stem if source else "unnamed")
-        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes)
+        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin)
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

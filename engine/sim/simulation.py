@@ -60,7 +60,7 @@ class Simulation:
                 self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log
             )
         except ParamError as e:  # what only the built world can tell (e.g. a worker no node can host): name the scenario
-            raise ScenarioError(f"{scenario.source or f'scenario {scenario.name}'}: {e}") from None
+            raise ScenarioError(f"{scenario.origin or scenario.source or f'scenario {scenario.name}'}: {e}") from None
         # a world without a faults section (the pod world) takes injected faults only
         self.faults = FaultSchedule(self.env, self.sections.get(world.faults), self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()

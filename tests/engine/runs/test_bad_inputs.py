@@ -129,6 +129,9 @@ RECORDING_CASES = [
     ("zeroed-digest.json", "samples_sha256: the replay's samples have digest 121e137a7fd0edfd..., the recording says 0000000000000000..."),
     ("hand-edited-change.json", "samples_sha256: the replay's samples have digest"),
     ("missing-digest.json", "samples_sha256: missing, so the replay cannot be verified"),
+    # good.json's scenario with a field its topology never reads, or a worker no node can host
+    ("scenario-field-never-read.json", "scenario: cluster.kube_nodes_file: topology urban_sensing never reads it"),
+    ("scenario-worker-unhostable.json", "scenario: cluster.worker_memory_mib: 1048576 MiB is more than any node has; allowed: at most"),
 ]
 
 
