@@ -324,3 +324,11 @@ def test_a_session_manifest_above_its_cap_names_the_cap(tmp_path, capsys):
     assert line == (
         f"error: {path}: manifest.json: 16,777,218 bytes, above the size cap of a manifest; allowed: at most 16 MiB (16,777,216 bytes)"
     )
+
+
+def test_export_into_a_read_only_folder_is_refused_before_anything_is_made(immutable, capsys):
+    capsys.readouterr()
+    page = immutable / "page.html"
+    line = one_error_line(capsys, main(["export", str(SESSIONS / "good.scalelab"), "--html", str(page)]))
+    assert line == f"error: --html {page}: {immutable} is not writable; allowed: a directory you can write to"
+    assert sorted(p.name for p in immutable.iterdir()) == ["earlier"]
