@@ -88,7 +88,9 @@ class VMWorld:
         self.env.process(self._sampling())
 
     def settle(self, now: float) -> None:
-        """Nothing to do: the job queue is brought up to date by whoever reads it."""
+        """Commit every job that starts before ``now``: the jobs table is complete at the end of every advance,
+        whatever is read (the summary and the tables only read)."""
+        self.jobs.settle(now)
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
         if "policy.kind" in applied:
@@ -257,10 +259,12 @@ class VMWorld:
 
     # -- summary ----------------------------------------------------------------------------------------
     def summary(self, now: float) -> dict[str, Any]:
-        """Headline figures at ``now`` exactly (jobs counted up to ``now``, not at the last sample)."""
+        """Headline figures at the end of the last advance (jobs counted up to ``now``, not at the last sample).
+
+        A read: it changes nothing, so reading it between advances cannot change what happens next. Jobs that
+        start at ``now`` itself start in the next advance (:meth:`settle`)."""
         rec = self.recorder
         jobs = self.jobs
-        jobs.catch_up(now)
         in_service = jobs.in_service(now)
         tl = np.asarray(rec.column("samples", "time_left"), dtype=float)
         lo = np.asarray(rec.column("samples", "band_low"), dtype=float)
@@ -270,10 +274,10 @@ class VMWorld:
         actions = rec.column("decisions", "action")
         modes = self.sections["controller"]
         return {
-            "jobs_arrived": jobs.arrived_total(now),
+            "jobs_arrived": jobs.known_arrivals(now),
             "jobs_completed": jobs.started - in_service,
             "jobs_in_service": in_service,
-            "queue_at_end": jobs.queue_length(now),
+            "queue_at_end": jobs.known_queue_length(now),
             "wait_p50": self.waits.percentile(50),
             "wait_p95": self.waits.percentile(95),
             "wait_p99": self.waits.percentile(99),
