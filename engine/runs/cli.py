@@ -438,14 +438,14 @@ def main(argv: list[str] | None = None) -> int:
                 scenario.values.setdefault(section, {})[name] = value
             origin = f"{args.scenario} with --set" if overrides else args.scenario
             scenario = Scenario.from_dict(scenario.to_dict(), origin=origin, source=scenario.source)
-            for note in scenario.notes:  # defaults the file leaves implicit, named before the run
-                print(f"note: {note}", file=sys.stderr)
             sim = Simulation(scenario, seed=args.seed)
             until = check_horizon(args.until if args.until is not None else sim.sections["run"].duration, "--until")
             if until <= 0:
                 raise ParamError("--until", f"{args.until!r} is not allowed; allowed: simulated seconds > 0")
             what = f"--until {args.until:g}" if args.until is not None else f"{args.scenario}: run.duration {until:g}"
             _budget(sim, until, args.allow_long, what)
+            for note in scenario.notes:  # defaults the file leaves implicit, named once the run is sure to start
+                print(f"note: {note}", file=sys.stderr)
             sim.advance(until)
         else:
             sim, status = _replay(args)
