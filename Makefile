@@ -4,7 +4,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5006
 SCENARIO ?= default
 
-.PHONY: setup serve run test test-fast lint bench clean
+.PHONY: setup serve run test test-fast lint bench docs clean
 
 setup:
 	@scripts/setup-venv.sh
@@ -35,6 +35,11 @@ lint: setup
 	$(PY) -m ruff check engine dashboard tests benchmarks
 	$(PY) -m ruff format --check engine dashboard tests benchmarks
 	.venv/bin/lint-imports --no-cache
+
+## Build the docs site offline into docs/_build/html (warnings are errors; notebooks from their executed copies)
+docs: setup
+	$(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
 
 bench: setup
 	$(PY) benchmarks/engine_throughput.py --quick
