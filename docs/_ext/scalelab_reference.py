@@ -110,8 +110,12 @@ def parameters_page() -> str:
         md_table(
             ["world (`run.world`)", "what it runs", "sections", "optional sections"],
             [
-                [code(w), cell(e.doc), ", ".join(f"[`{s}`](#section-{s})" for s in _collapse(e.sections, slots)),
-                 ", ".join(f"[`{s}`](#section-{s})" for s in _collapse(e.optional, slots)) or "—"]
+                [
+                    code(w),
+                    cell(e.doc),
+                    ", ".join(f"[`{s}`](#section-{s})" for s in _collapse(e.sections, slots)),
+                    ", ".join(f"[`{s}`](#section-{s})" for s in _collapse(e.optional, slots)) or "—",
+                ]
                 for w, e in WORLDS.items()
             ],
         ),
@@ -315,8 +319,10 @@ def recording_page() -> str:
     example = json.dumps(shown, indent=2)
     faults = md_table(
         ["fault kind", "arguments"],
-        [[code(k), ", ".join(f"`{a}` ({' or '.join(t.__name__ for t in ts)})" for a, ts in args.items()) or "none"]
-         for k, args in recording.FAULT_ARGS.items()],
+        [
+            [code(k), ", ".join(f"`{a}` ({' or '.join(t.__name__ for t in ts)})" for a, ts in args.items()) or "none"]
+            for k, args in recording.FAULT_ARGS.items()
+        ],
     )
     doc = inspect.getdoc(archive) or ""
     intro, _, rest = doc.partition("Layout::")
@@ -430,7 +436,7 @@ def extension_points_page() -> str:
     section(
         "Weight presets",
         "engine.scheduling.params.PRESETS",
-        "Named sets of weights (`scheduler.preset`).",
+        "Named sets of weights, offered by the dashboard's Scheduler card.",
         ["preset", "weights"],
         [[code(k), cell(", ".join(f"{n}={w:g}" for n, w in v.items()))] for k, v in PRESETS.items()],
     )
