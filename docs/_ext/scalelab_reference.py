@@ -486,7 +486,56 @@ def _entry_points(group: str) -> list:
     return sorted(entry_points(group=group), key=lambda ep: ep.name)
 
 
+# -- shipped scenarios, sweeps and data --------------------------------------------------------------------------------
+def scenarios_page() -> str:
+    import yaml
+
+    from engine import list_scenarios, load_scenario
+
+    root = Path(__file__).resolve().parents[2]
+    rows = []
+    for name in sorted(list_scenarios()):
+        sc = load_scenario(name)
+        sections = ", ".join(code(k) for k in sc.values)
+        rows.append([code(name), code(sc.world), cell(sc.description), sections])
+    sweep_rows = []
+    for path in sorted((root / "data" / "sweeps").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        params = ", ".join(code(k) for k in spec.get("parameters", {}))
+        design = spec.get("design", "grid")
+        design = design.get("kind", "grid") if isinstance(design, dict) else design
+        sweep_rows.append([code(path.stem), code(spec.get("scenario", "")), code(design), params, cell(spec.get("description", ""))])
+    recordings = sorted((root / "data" / "recordings").glob("*.scalelab"))
+    data_rows = []
+    for folder in sorted(p for p in (root / "data").iterdir() if p.is_dir()):
+        notes = [n for n in ("ATTRIBUTION.md", "README.md") if (folder / n).exists()]
+        files = sorted(q.relative_to(folder).as_posix() for q in folder.rglob("*") if q.is_file() and q.name not in notes)
+        shown = ", ".join(code(f) for f in files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
+        data_rows.append([code(f"data/{folder.name}/"), shown, ", ".join(code(f"data/{folder.name}/{n}") for n in notes)])
+    return "\n".join(
+        [
+            GENERATED_NOTE,
+            "# Scenarios, sweeps and data\n",
+            "What ships in `data/`, read from the files themselves. A scenario is named by its file name "
+            '(`Simulation("edge")`, `python -m engine run edge`) or given as a path; every value it sets is a '
+            "[parameter](parameters.md).\n",
+            "## Scenarios (`data/scenarios/`)\n",
+            md_table(["scenario", "world", "what it shows", "sections it sets"], rows),
+            "## Sweeps (`data/sweeps/`)\n",
+            "Run with `python -m engine sweep NAME` or from the dashboard's Sweeps tab.\n",
+            md_table(["sweep", "scenario", "design", "parameters varied", "what it compares"], sweep_rows),
+            "## Example recordings (`data/recordings/`)\n",
+            "Made by `scripts/make-recordings.py`; open them in the dashboard's Replay tab or with "
+            "`python -m engine replay`: " + ", ".join(code(r.name) for r in recordings) + ".\n",
+            "## Data files\n",
+            "Real traces and cluster samples, each folder with the attribution of its source.\n",
+            md_table(["folder", "files", "attribution"], data_rows),
+        ]
+    )
+
+
 PAGES: dict[str, Callable[[], str]] = {
+    "scenarios": scenarios_page,
     "parameters": parameters_page,
     "tables": tables_page,
     "cli": cli_page,
