@@ -36,9 +36,9 @@ lint: setup
 	$(PY) -m ruff format --check engine dashboard tests benchmarks docs
 	.venv/bin/lint-imports --no-cache
 
-## Build the docs site offline into docs/_build/html (warnings are errors; notebooks from their executed copies)
+## Build the docs site offline into docs/_build/html (every page anew, warnings are errors; notebooks from their executed copies)
 docs: setup
-	$(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"
 
 bench: setup
