@@ -23,8 +23,8 @@ run: setup
 ## The whole suite: lint, unit/property/end-to-end tests, notebooks, browser tests (serially)
 test: setup
 	@scripts/ensure-chromium.sh
-	$(PY) -m ruff check engine dashboard tests benchmarks docs
-	$(PY) -m ruff format --check engine dashboard tests benchmarks docs
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
 	$(PY) -m pytest -p no:cacheprovider
 
@@ -32,8 +32,8 @@ test-fast: setup
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow"
 
 lint: setup
-	$(PY) -m ruff check engine dashboard tests benchmarks docs
-	$(PY) -m ruff format --check engine dashboard tests benchmarks docs
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
 
 ## Build the docs site offline into docs/_build/html (every page anew, warnings are errors; notebooks from their executed copies)

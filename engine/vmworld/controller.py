@@ -7,7 +7,8 @@ per VM (each tagged with its rule, :data:`RULES`), handles the master first, and
 :meth:`VMController.start` once and :meth:`VMController.step` every round, and implements :class:`Cloud`.
 
 The rules in plain words, the order of sending, seed-exact mode (``ControllerParams.seed_exact``) and its
-extensions, and the original's defects and how each is handled: ``docs/explanation/vm-controller.md``.
+extensions, and the original's defects and how each is handled: ``docs/explanation/vm-controller.md`` (and
+``docs/explanation/vm-autoscaler-seed-exact.md`` for how seed-exact mode is checked against the original).
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ class VMController:
         self.policy = policy
 
     def vm_seconds(self, now: float) -> float:
-        """Cumulative VM running time as the controller accounts it: closed accounts plus the open ones up to ``now``."""
+        """Cumulative VM running time as the original logs it (the samples' ``vm_seconds_logged``): accounts opened and
+        closed when commands are sent, refused ones too. The reported figure is the cloud's (:meth:`VMCloud.vm_seconds`)."""
         now = self._stamp(now)
         return self._closed_seconds + sum(now - since for since in self._running_since.values())
 
@@ -289,7 +291,7 @@ class VMController:
             self.waiting_for_master = False
             for command in resumes:
                 self._send(command, now)
-        if master_command is not None and not (action == "master_recovered" and self.modes.seed_exact):
+        if master_command is not None:  # after the resumes, in every round that waits for the master, as the original
             self._send(master_command, now)  # the master must be driven to RUNNING
         return self._decision(now, action)
 
