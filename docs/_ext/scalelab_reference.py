@@ -380,7 +380,7 @@ def extension_points_page() -> str:
         "# Extension points\n",
         "What can be added to, and where: each is an explicit table in the code (nothing registers itself on import). "
         "A row added to one of these tables is what makes a new thing exist for scenarios, the dashboard and recordings. "
-        "The how-to [Write your own policy](../../how-to/write-a-policy.md) walks through one.\n",
+        "The how-to [Write your own policy](../../how-to/write-your-own-policy.md) walks through one.\n",
     ]
 
     def section(title: str, where: str, how: str, header: list[str], rows: list[list[str]]) -> None:

@@ -46,11 +46,18 @@ def test_the_readme_python_example_runs_and_writes_its_session_file(tmp_path: Pa
     assert (tmp_path / "run.scalelab").stat().st_size > 0
 
 
+MARKED = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md") if MARK in p.read_text(encoding="utf-8"))
+
+
+def test_some_docs_examples_are_marked_to_be_run():
+    assert "how-to/record-replay-branch-export.md" in MARKED, MARKED
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", ["how-to/write-a-policy.md", "how-to/record-replay-branch-export.md"])
+@pytest.mark.parametrize("page", MARKED)
 def test_the_docs_examples_marked_as_run_run(page: str, tmp_path: Path):
     blocks = marked_blocks(ROOT / "docs" / page)
-    assert blocks, f"{page} has no block marked {MARK}"
+    assert blocks, f"{page} names {MARK} but no python block follows it"
     for code in blocks:
         done = run(code, tmp_path)
         assert done.returncode == 0, f"{page}:\n{done.stderr[-3000:]}"
