@@ -455,13 +455,16 @@ def extension_points_page() -> str:
         ["cluster.topology", "doc"],
         [[code(k), cell(v)] for k, v in TOPOLOGIES.items()],
     )
+    tabs_module, tabs = _tab_table()
+    how = f"A row of the table (a `TabSpec`: the title, how to build the tab, when it applies), in `{tabs_module}`"
+    if hasattr(tabs, "register_tab"):
+        how += f", or `{tabs_module}.register_tab(TabSpec(title, build, applies=...))` before the dashboard is built"
     section(
         "Dashboard tabs",
-        "dashboard.ui.TABS",
-        "A `pn.viewable.Viewer` following the `TabView` protocol (`tables`, `push(new, now)`, `flush(now, budget)`, "
-        "`clear()`), added with `dashboard.ui.register_tab(TabSpec(title, build, applies=...))` before the dashboard is built.",
+        f"{tabs_module}.TABS",
+        how + ".",
         ["tab", "drawn every (s)"],
-        [[code(t.title), f"{t.flush_every:g}"] for t in _tabs()],
+        [[code(t.title), f"{t.flush_every:g}"] for t in tabs.TABS],
     )
     section(
         "Exporters",
@@ -474,10 +477,17 @@ def extension_points_page() -> str:
     return "\n".join(out)
 
 
-def _tabs() -> list:
-    from dashboard.ui import TABS
+def _tab_table():
+    """The dashboard module holding the table of tabs (``dashboard.tabtable`` once the shell is split, else ``dashboard.ui``)."""
+    import importlib
+    import importlib.util
 
-    return list(TABS)
+    for name in ("dashboard.tabtable", "dashboard.ui"):
+        if importlib.util.find_spec(name) is not None:
+            module = importlib.import_module(name)
+            if hasattr(module, "TABS"):
+                return name, module
+    raise RuntimeError("no dashboard module declares TABS: the extension points page needs the table of tabs")
 
 
 def _entry_points(group: str) -> list:
