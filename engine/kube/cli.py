@@ -183,11 +183,17 @@ def _serve(args: argparse.Namespace) -> int:
         retry_interval=args.retry_interval,
         backoff_max=args.backoff_max,
     )
+    from engine.kube.access import check_access
+
+    source = "--kube-config" if args.kube_config is not None else "in-cluster config"
+    missing = check_access(api_client, source, options.namespace, args.request_timeout)
     try:
         daemon = SchedulerDaemon(api_client, params, options)
     except OSError as e:
         raise ParamError("--health-port", f"cannot listen on {args.bind_address}:{args.health_port} ({e.strerror or e})") from None
     logging.getLogger("engine.kube").info("scheduler: %s", describe(params))
+    if missing:
+        daemon.denials.report(*missing)  # one error line; the daemon runs on and retries
 
     def on_signal(signum: int, frame: object) -> None:
         logging.getLogger("engine.kube").info("%s: finishing the current binding, then stopping", signal.Signals(signum).name)
