@@ -62,6 +62,13 @@ def _scheduler_arguments(parser: argparse.ArgumentParser, scheduler_name_default
         help="scoring rules: skippy (edgerun-skippy-core, 0-10) or kube (current kube-scheduler, 0-100) (default: skippy)",
     )
     parser.add_argument(
+        "--kube-version",
+        choices=["current", "v1.20"],
+        default=None,
+        help="kube mode's profile: current (the weights given) or v1.20 (kube-scheduler v1.20.2's default plugins, weights and formulas)"
+        " (default: current; same as --set kube_version=...)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -123,7 +130,8 @@ def _name(value: str | None) -> str | None:
 
 
 def _params(args: argparse.Namespace) -> SchedulerParams:
-    return scheduler_params(args.mode, args.weights, args.use_default, args.set)
+    settings = [*args.set, *([f"kube_version={args.kube_version}"] if args.kube_version else [])]
+    return scheduler_params(args.mode, args.weights, args.use_default, settings)
 
 
 def _check_serve(args: argparse.Namespace) -> None:

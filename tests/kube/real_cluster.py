@@ -89,8 +89,9 @@ def _kubeconfig(server: str, ca: Path, user: str) -> str:
 class RealKube:
     """etcd + kube-apiserver v1.20.2 in ``workdir`` (created), on free loopback ports; :meth:`start`, :meth:`stop`."""
 
-    def __init__(self, workdir: Path, bins: Path | None = None):
+    def __init__(self, workdir: Path, bins: Path | None = None, disable_admission: tuple[str, ...] = ("ServiceAccount",)):
         self.bins = bins or bin_dir()
+        self.disable_admission = disable_admission
         self.dir = Path(workdir)
         self.pki = self.dir / "pki"
         self.etcd_port, self.etcd_peer_port, self.api_port = free_port(), free_port(), free_port()
@@ -198,7 +199,7 @@ class RealKube:
                 f"--client-ca-file={p / 'ca.crt'}", f"--token-auth-file={p / 'tokens.csv'}",
                 f"--service-account-key-file={p / 'sa.pub'}", f"--service-account-signing-key-file={p / 'sa.key'}",
                 "--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.0.0.0/24",
-                "--authorization-mode=RBAC", "--disable-admission-plugins=ServiceAccount", "--profiling=false", "--v=1",
+                "--authorization-mode=RBAC", f"--disable-admission-plugins={','.join(self.disable_admission)}", "--profiling=false", "--v=1",
             ],
             "apiserver.log",
         )  # fmt: skip
@@ -239,12 +240,13 @@ class RealKube:
             raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
         return done
 
-    def api_client(self, user: str = "admin", qps: float | None = None):
+    def api_client(self, user: str = "admin", pool: int = 4):
         from kubernetes import client, config
 
         configuration = client.Configuration()
         config.load_kube_config(config_file=str(self.kubeconfigs[user]), client_configuration=configuration)
         configuration.proxy = None
+        configuration.connection_pool_maxsize = pool
         return client.ApiClient(configuration)
 
     def start_kube_scheduler(
