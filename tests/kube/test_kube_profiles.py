@@ -34,7 +34,9 @@ def test_v120_balanced_allocation_is_the_old_formula_and_zero_when_full():
     s = scores(d)["BalancedAllocation"]
     # a: cpu 2/4, mem 1/4 -> int((1 - 0.25) * 100); b: 0.5 vs 1/16 -> int(56.25); c: cpu 2/2 = 1 -> 0
     assert s == {"a": 75, "b": 56, "c": 0}
-    current = scores(decide(nodes, make_pod("p", cpu="2", memory="1Gi")))["BalancedResource"]  # the seed pair: BalancedAllocation in kube mode
+    current = scores(decide(nodes, make_pod("p", cpu="2", memory="1Gi")))[
+        "BalancedResource"
+    ]  # the seed pair: BalancedAllocation in kube mode
     assert current["c"] != 0 and current["a"] == 87  # current: capped fractions, |f1 - f2| / 2
 
 
