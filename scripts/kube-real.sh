@@ -110,7 +110,7 @@ nice -n 10 go build -ldflags "$ldflags" -o "$out/" ./cmd/kube-apiserver ./cmd/ku
 say "go build took $(($(date +%s) - tb)) s"
 cp "$W/root/usr/bin/etcd" "$out/etcd"
 "$out/kube-apiserver" --version >&2
-"$out/etcd" --version | head -1 >&2
+"$out/etcd" --version >&2
 
 # --- 6. Publish atomically; drop the bulky intermediates (source tree, Go cache) -----------------------------
 rm -rf "$BIN.new" && mv "$out" "$BIN.new" && rm -rf "$BIN" && mv "$BIN.new" "$BIN"
