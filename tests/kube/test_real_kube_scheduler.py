@@ -31,6 +31,7 @@ pytestmark = pytest.mark.kube_real
 REF = "kube-ref"
 MiB = 2**20
 NGINX, APP, ML = "docker.io/library/nginx:1.27", "registry.example.com/shop/web:2.1", "registry.example.com/ml/trainer:0.9"
+PAUSE = "registry.k8s.io/pause:3.2"
 SIZES = {NGINX: 190 * MiB, APP: 480 * MiB, ML: 2600 * MiB}
 TOLERATE_GPU = {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}
 TOLERATE_SPOT = {"key": "spot", "operator": "Equal", "value": "true", "effect": "PreferNoSchedule"}
@@ -85,12 +86,12 @@ def shapes() -> list[tuple[str, list[dict], list[tuple[str, str, str]], dict]]:
 
 
 def node_body(spec: dict) -> dict:
-    images = [((img,), SIZES[img]) for img in spec["images"]] + [(("registry.k8s.io/pause:3.2",), 683317)]
+    images = [((img,), SIZES[img]) for img in spec["images"]] + [((PAUSE,), 683317)]
     body = make_node(spec["name"], cpu=spec["cpu"], memory=spec["mem"], images=images, taints=spec["taints"], labels=spec["labels"])
     if not spec["arch"]:
         for key in ("kubernetes.io/arch", "beta.kubernetes.io/arch"):
             body["metadata"]["labels"].pop(key)
-        body["status"]["nodeInfo"].pop("architecture")
+        body["status"]["nodeInfo"]["architecture"] = ""  # the client requires the field
     return body
 
 
@@ -130,9 +131,16 @@ def kube_scheduler(real_kube):
     stop_process(proc)
 
 
-def synced(core, log, serial: int, bound: int) -> None:
-    """Wait until kube-scheduler's informers have every node change (a marker node created and deleted after them,
-    events come in order) and the ``bound`` pods."""
+def synced(core, log, serial: int, nodes: list[str], bound: int) -> None:
+    """Touch every node, then wait until kube-scheduler's informers have every node change (a marker node created and
+    deleted after them: events come in order) and the ``bound`` pods.
+
+    kube-scheduler v1.20 works out a node's image spread (ImageLocality's "nodes holding the image") when that node
+    last changed, so a node created before the others counts fewer holders until its next status update (kubelets
+    send one every few minutes). The touch is that update, given to every node once the cluster is complete.
+    """
+    for name in nodes:
+        core.patch_node(name, {"metadata": {"annotations": {"scalelab.test/touched": str(serial)}}})
     marker = f"zz-sync-{serial}"
     core.create_node(make_node(marker, cpu="1", memory="1Gi", unschedulable=True))
     core.delete_node(marker)
@@ -151,8 +159,11 @@ def test_kube_mode_v120_agrees_with_kube_scheduler(real_kube, kube_scheduler, sh
         for spec in nodes:
             add_node(core, node_body(spec))
         for i, (node, cpu, mem) in enumerate(bound_pods):
-            core.create_namespaced_pod("default", make_pod(f"bound-{i}", cpu=cpu, memory=mem, node_name=node, scheduler_name=None))
-        synced(core, kube_scheduler, shapes().index(shape), len(bound_pods))
+            # a running pod's image is one its node lists (kubelet would report it; kube-scheduler reads only status.images,
+            # the model also counts the images of the pods bound to a node)
+            body = make_pod(f"bound-{i}", cpu=cpu, memory=mem, node_name=node, scheduler_name=None, image=PAUSE)
+            core.create_namespaced_pod("default", body)
+        synced(core, kube_scheduler, shapes().index(shape), [n["name"] for n in nodes], len(bound_pods))
         nodes_dump = real_kube.kubectl("get", "nodes", "-o", "json").stdout
         name = f"{sid}-pod"
         created = core.create_namespaced_pod("default", pod_body(name, pod_spec), _preload_content=False)
@@ -196,7 +207,10 @@ def test_kube_mode_v120_agrees_with_kube_scheduler(real_kube, kube_scheduler, sh
             if plugin in plugins:
                 assert len(set(plugins[plugin].values())) == 1, (sid, plugin, plugins[plugin])
     finally:
+        placed = [p.metadata.name for p in core.list_namespaced_pod("default").items if p.spec.node_name]
         core.delete_collection_namespaced_pod("default", grace_period_seconds=0)
+        gone = [f"delete event for scheduled pod default/{name} " for name in placed]
+        wait_for(lambda: all(line in kube_scheduler.read_text(errors="replace") for line in gone), "kube-scheduler to drop the pods")
         core.delete_collection_namespaced_event("default")
         core.delete_collection_node()
         wait_for(lambda: not core.list_node().items and not core.list_namespaced_pod("default").items, "an empty cluster")
