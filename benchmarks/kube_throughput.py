@@ -77,11 +77,15 @@ class BindClock:
 
     def _run(self, version: str) -> None:
         while not self._stop.is_set():
-            for event in self._watch.stream(self.core.list_pod_for_all_namespaces, resource_version=version, timeout_seconds=60):
-                pod = event["object"]
-                version = pod.metadata.resource_version
-                if pod.spec.node_name and pod.metadata.name not in self.bound:
-                    self.bound[pod.metadata.name] = time.perf_counter()
+            try:
+                for event in self._watch.stream(self.core.list_pod_for_all_namespaces, resource_version=version, timeout_seconds=60):
+                    pod = event["object"]
+                    version = pod.metadata.resource_version
+                    if pod.spec.node_name and pod.metadata.name not in self.bound:
+                        self.bound[pod.metadata.name] = time.perf_counter()
+                    if self._stop.is_set():
+                        return
+            except Exception:  # noqa: BLE001  (the server went away: at the end, or a broken watch to reopen)
                 if self._stop.is_set():
                     return
 
