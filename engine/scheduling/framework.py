@@ -61,6 +61,7 @@ from engine.scheduling.gpu_packing import GpuPackingPolicy
 from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
 from engine.scheduling.gpu_random import RandomPolicy
 from engine.scheduling.image_locality import ImageLocality, LatencyAwareImageLocality
+from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.least_allocated import LeastAllocated
 from engine.scheduling.locality_type import LocalityType
 from engine.scheduling.params import SchedulerParams, weight_name
@@ -217,6 +218,7 @@ class Scheduler:
         self.params = params if params is not None else SchedulerParams()
         self.rng = rng
         self.priorities = tuple(priorities)
+        self.scoring: tuple[Priority, ...] = self.priorities  # the priorities scored with (kube mode: its version's profile)
         self.explain = explain
         self.start_index = 0
         self._predicates = list(predicates) if predicates is not None else None
@@ -242,6 +244,10 @@ class Scheduler:
         if self._settings is None:
             p = self.params
             weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
+            if p.mode == "kube":
+                self.scoring, weights = profile_scoring(p.kube_version, self.priorities, weights)
+            else:
+                self.scoring = self.priorities
             self._settings = (
                 p.mode,
                 p.percentage_of_nodes_to_score,
@@ -326,7 +332,7 @@ class Scheduler:
             raw, total = policy.score(gpu_ctx)
             results.append(PriorityResult(policy.name, 1.0, raw, total))
         elif len(nodes):
-            for priority, weight in zip(self.priorities, weights, strict=True):
+            for priority, weight in zip(self.scoring, weights, strict=True):
                 if weight == 0 and not self.explain:
                     continue
                 raw = priority.raw(ctx)

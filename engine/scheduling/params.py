@@ -112,6 +112,15 @@ class SchedulerParams(Section):
         "near-equal nodes tie; exact scores the fragmentation change itself.",
     )
 
+    kube_version = param.Selector(
+        default="current",
+        objects=["current", "v1.20"],
+        label="Kubernetes version (kube mode)",
+        doc="Kube mode's scoring profile: 'current' scores with the weight_* parameters (current kube-scheduler formulas); "
+        "'v1.20' is kube-scheduler v1.20.2's default profile (its plugins, weights and formulas; the weight_* parameters unused). "
+        "Recorded in the placements table's mode column (kube-v1.20).",
+    )
+
     @classmethod
     def preset(cls, name: str) -> dict[str, float]:
         """Weights of a preset ('skippy default' or 'kube default') keyed by parameter name."""

@@ -48,6 +48,7 @@ from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, NodeSpec, Pod
 from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
+from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams, weight_name
 
 #: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
@@ -99,7 +100,7 @@ PLACEMENTS = table(
         ("gpu_count", "int64", "GPU devices the pod takes (0: none)"),
         ("gpu_milli", "int64", "milli-GPU the pod takes on each of its devices (1000: whole devices; below: a share)"),
         ("gpu_devices", "Int64", "bind/release/lost: the devices of the node, as a bit mask (bit d set: device d; 0 without GPUs)"),
-        ("mode", "string", "bind/pending: scheduler mode (skippy | kube)"),
+        ("mode", "string", "bind/pending: scheduler mode (skippy | kube | kube-v1.20: kube mode with SchedulerParams.kube_version)"),
         ("decision", "Int64", "bind/pending: the decision's number (its breakdown rows carry it)"),
     ],
 )
@@ -245,7 +246,7 @@ class PlacementService:
                 "gpu_count": count,
                 "gpu_milli": milli,
                 "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else self.scheduler.settings()[0],
+                "mode": None if decision is None else mode_label(self.scheduler.settings()[0], self.scheduler_params.kube_version),
                 "decision": number,
             },
         )
