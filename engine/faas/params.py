@@ -15,6 +15,7 @@ import param
 
 from engine.autoscaling.registry import FUNCTION_SCALERS
 from engine.core.params import ParamError, Section
+from engine.core.plugins import extend_selector
 from engine.faas.measured import STARTUP_PROFILES, load_measurements
 from engine.faas.simulators import SIMULATORS, FunctionSimulator
 from engine.faas.traces import load_function_trace
@@ -78,8 +79,8 @@ class FunctionParams(Section):
     )
     simulator = param.Selector(
         default="measured",
-        objects=list(SIMULATORS),
-        doc="Function simulator: " + "; ".join(f"{k}: {c.doc}" for k, c in SIMULATORS.items()) + ".",
+        objects=list(SIMULATORS.builtins),
+        doc="Function simulator: " + "; ".join(f"{k}: {c.doc}" for k, c in SIMULATORS.builtin_entries().items()) + "; and any plugin.",
     )
     execution_seconds = param.Number(1.0, bounds=(0.0, 86400.0), step=0.1, doc="fixed simulator: seconds per request.")
     startup_seconds = param.Number(
@@ -92,7 +93,9 @@ class FunctionParams(Section):
     data_out_mib = param.Number(0.0, bounds=(0.0, 100000.0), step=1.0, doc="MiB each request writes to storage.")
     # -- scaling
     scaler = param.Selector(
-        default="none", objects=list(FUNCTION_SCALERS), doc="; ".join(f"{k}: {e.doc}" for k, e in FUNCTION_SCALERS.items()) + "."
+        default="none",
+        objects=list(FUNCTION_SCALERS.builtins),
+        doc="; ".join(f"{k}: {e.doc}" for k, e in FUNCTION_SCALERS.builtin_entries().items()) + "; and any plugin registered.",
     )
     min_replicas = param.Integer(1, bounds=(0, 1000), doc="Fewest replicas (0 lets kpa, keda, scale_to_zero and per_request reach zero).")
     max_replicas = param.Integer(20, bounds=(1, 1000), doc="Most replicas (per_request: the concurrency limit on instances).")
@@ -199,6 +202,8 @@ class FunctionParams(Section):
         return self.function or type(self).key
 
 
+FUNCTION_SCALERS.on_register(lambda name, plugin: extend_selector(FunctionParams, "scaler", name))
+
 #: The function slots, one section class per key (``fn1`` .. ``fn6``), an explicit table.
 FUNCTION_SLOTS: dict[str, type[FunctionParams]] = {
     f"fn{i}": type(f"Function{i}Params", (FunctionParams,), {"key": f"fn{i}", "__doc__": f"Function slot {i}: one deployment."})
@@ -240,9 +245,8 @@ class FunctionFaultParams(Section):
 
 
 def register_simulator(name: str, cls: type[FunctionSimulator]) -> None:
-    """Add a function simulator to the table and to every function slot's ``simulator`` choices."""
-    SIMULATORS[name] = cls
-    for slot in (FunctionParams, *FUNCTION_SLOTS.values()):
-        objects = list(slot.param["simulator"].objects)
-        if name not in objects:
-            slot.param["simulator"].objects = [*objects, name]
+    """Add a function simulator to the table (and so to every function slot's ``simulator`` choices)."""
+    SIMULATORS.register(cls, name=name)
+
+
+SIMULATORS.on_register(lambda name, plugin: extend_selector(FunctionParams, "simulator", name))

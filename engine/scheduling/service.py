@@ -50,6 +50,7 @@ from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams, weight_name
+from engine.scheduling.priorities import PRIORITY_TABLE
 
 #: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
 #: a recorded decision with new weights through it).
@@ -128,7 +129,7 @@ def breakdowns_spec(history: int, nodes: int) -> TableSpec:
         "breakdowns",
         f"Nodes x priorities of the newest {history} placement decisions (one block per decision).",
         BREAKDOWN_COLUMNS,
-        bound=max(1, history) * max(1, nodes) * len(PRIORITIES),
+        bound=max(1, history) * max(1, nodes) * max(len(PRIORITIES), len(PRIORITY_TABLE)),
         layout="blocks",
     )
 
@@ -246,7 +247,7 @@ class PlacementService:
                 "gpu_count": count,
                 "gpu_milli": milli,
                 "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else mode_label(self.scheduler.settings()[0], self.scheduler_params.kube_version),
+                "mode": None if decision is None else mode_label(self.scheduler.settings().mode, self.scheduler_params.kube_version),
                 "decision": number,
             },
         )
