@@ -95,6 +95,7 @@ class PluginTable[V](Mapping[str, V]):
         self._info: dict[str, PluginInfo] = {}
         self._classes: dict[str, Any] = {}
         self._listeners: list[Callable[[str, Any], None]] = []
+        self._local: set[str] = set()  # registered in this process (a notebook), not from an installed package
         self.errors: dict[str, str] = {}  # entry-point plugins that failed to load, by entry-point name
 
     # -- reading ----------------------------------------------------------------------------------------
@@ -105,7 +106,8 @@ class PluginTable[V](Mapping[str, V]):
         self._loaded = True
         for ep in importlib.metadata.entry_points(group=self.group):
             try:
-                self.register(ep.load(), dist=ep.dist)
+                info = self.register(ep.load(), dist=ep.dist)
+                self._local.discard(info.name)
             except Exception as e:  # an import error, a missing method, a name taken: the built-ins keep working
                 message = str(e) if isinstance(e, PluginError) else f"plugin {ep.name!r} ({self.point}, {ep.value}): {one_line(e)}"
                 self.errors[ep.name] = message
@@ -152,10 +154,11 @@ class PluginTable[V](Mapping[str, V]):
         for name, cls in self._classes.items():
             listener(name, cls)
 
-    def register(self, plugin: Any, dist: Any = None, name: str | None = None) -> PluginInfo:
+    def register(self, plugin: Any, dist: Any = None, name: str | None = None, info: PluginInfo | None = None) -> PluginInfo:
         """Add a plugin class; raises :class:`PluginError` (one line naming it) if it lacks what the point needs.
 
-        Registering a name again replaces that plugin (a notebook cell run twice); a built-in's name is refused."""
+        Registering a name again replaces that plugin (a notebook cell run twice); a built-in's name is refused.
+        ``info``: the provenance to keep (a class carried to a Dask worker keeps the one its own process gave it)."""
         name = name or getattr(plugin, "name", None) or getattr(plugin, "key", None)
         label = f"plugin {name or getattr(plugin, '__name__', plugin)!r} ({self.point})"
         if not isinstance(name, str) or not name.isidentifier():
@@ -173,12 +176,21 @@ class PluginTable[V](Mapping[str, V]):
         except Exception as e:
             raise PluginError(f"{label}: {one_line(e)}") from None
         cls = plugin if isinstance(plugin, type) else type(plugin)
-        info = PluginInfo(self.point, key, cls.__module__, _version(cls, dist), source_hash(cls))
+        info = info or PluginInfo(self.point, key, cls.__module__, _version(cls, dist), source_hash(cls))
+        before = (self._entries.get(key), self._info.get(key), self._classes.get(key))
         self._entries[key] = entry
         self._info[key] = info
         self._classes[key] = plugin
-        for listener in self._listeners:
-            listener(key, plugin)
+        self._local.add(key)
+        try:
+            for listener in self._listeners:
+                listener(key, plugin)
+        except Exception as e:  # a section key taken, a bad param section: the plugin is not added
+            if before[0] is None:
+                self.unregister(key)
+            else:
+                self._entries[key], self._info[key], self._classes[key] = before
+            raise e if isinstance(e, PluginError) else PluginError(f"{label}: {one_line(e)}") from None
         return info
 
     def unregister(self, name: str) -> None:
@@ -188,6 +200,11 @@ class PluginTable[V](Mapping[str, V]):
         self._entries.pop(name, None)
         self._info.pop(name, None)
         self._classes.pop(name, None)
+        self._local.discard(name)
+
+    def local_plugins(self) -> list[tuple[Any, PluginInfo]]:
+        """The plugins registered in this process (not from an installed package): what a Dask task must carry."""
+        return [(self._classes[k], self._info[k]) for k in sorted(self._local) if k in self._classes]
 
 
 def missing_methods(plugin: Any, *names: str) -> str | None:

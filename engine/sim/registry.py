@@ -11,18 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
+from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
+from engine.core.plugins import PluginError, PluginTable
 from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
+from engine.faas.simulators import SIMULATORS
 from engine.faas.world import FunctionWorld
 from engine.nodescaling.params import GROUP_SLOTS, NodeAutoscalerParams
 from engine.podworld.params import PodsParams
 from engine.podworld.params import check_files as check_pod_files
 from engine.podworld.world import PodWorld
 from engine.scheduling.params import SchedulerParams
+from engine.scheduling.priorities import GPU_POLICIES, PRIORITY_TABLE
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
@@ -111,9 +114,50 @@ def check_files(key: str, section: Section) -> None:
 
 def world_sections(world: str, named: set[str]) -> list[str]:
     """The sections a run of ``world`` has when its scenario names the sections in ``named``."""
+    load_plugins()
     entry = WORLDS.get(world)
     if entry is None:
         raise ParamError("run.world", f"{world!r} is not a world; allowed: {', '.join(WORLDS)}")
     optional = {k for k in entry.optional if k in named}
     optional |= {BRINGS[k] for k in optional if k in BRINGS and BRINGS[k] in entry.optional}
-    return [k for k in SECTIONS if k in entry.sections or k in optional]
+    return [k for k in SECTIONS if k in entry.sections or k in optional or world in PLUGIN_SECTION_WORLDS.get(k, ())]
+
+
+# ---- plugins ------------------------------------------------------------------------------------------------
+
+#: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
+PLUGIN_TABLES: dict[str, PluginTable] = {t.point: t for t in (POLICIES, FUNCTION_SCALERS, SIMULATORS, PRIORITY_TABLE, GPU_POLICIES)}
+#: The worlds a plugin's param section joins, by extension point (those where the point is read).
+POINT_WORLDS: dict[str, tuple[str, ...]] = {
+    "scaling_policies": ("vm", "functions"),
+    "function_scalers": ("functions",),
+    "function_simulators": ("functions",),
+    "scheduler_priorities": ("vm", "functions", "pod"),
+    "gpu_policies": ("vm", "functions", "pod"),
+}
+#: Plugin sections (added by registration) and the worlds that have them.
+PLUGIN_SECTION_WORLDS: dict[str, tuple[str, ...]] = {}
+
+
+def _add_plugin_section(point: str, plugin: type) -> None:
+    section = plugin_section(plugin)
+    if section is None:
+        return
+    known = SECTIONS.get(section.key)
+    if known is not None and section.key not in PLUGIN_SECTION_WORLDS:
+        raise PluginError(
+            f"plugin {plugin.name!r} ({point}): its section key {section.key!r} is a built-in section's; allowed: another key"
+        )
+    SECTIONS[section.key] = SectionEntry(section)
+    SECTION_CLASSES[section.key] = section
+    PLUGIN_SECTION_WORLDS[section.key] = POINT_WORLDS[point]
+
+
+for _point, _table in PLUGIN_TABLES.items():
+    _table.on_register(lambda name, plugin, point=_point: _add_plugin_section(point, plugin))
+
+
+def load_plugins() -> None:
+    """Read every extension point's entry points (once each): installed plugins join their tables and sections."""
+    for table in PLUGIN_TABLES.values():
+        table.load()
