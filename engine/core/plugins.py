@@ -20,11 +20,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from engine.core.params import ParamError
+
 log = logging.getLogger("scalelab.plugins")
 
 
-class PluginError(ValueError):
-    """A plugin that cannot be used: one line naming it, its extension point and what is wrong."""
+class PluginError(ParamError):
+    """A plugin that cannot be used: one line naming it, its extension point and what is wrong (a ParamError, so the
+    CLI and the dashboard report it as they report a bad value)."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+        self.field = "plugin"
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,8 @@ class PluginTable[V](Mapping[str, V]):
         self._loaded = True
         for ep in importlib.metadata.entry_points(group=self.group):
             try:
-                info = self.register(ep.load(), dist=ep.dist)
+                plugin = ep.load()
+                info = self.register(plugin, dist=ep.dist, name=None if getattr(plugin, "name", None) else ep.name)
                 self._local.discard(info.name)
             except Exception as e:  # an import error, a missing method, a name taken: the built-ins keep working
                 message = str(e) if isinstance(e, PluginError) else f"plugin {ep.name!r} ({self.point}, {ep.value}): {one_line(e)}"
