@@ -63,3 +63,58 @@ def test_a_notebook_policy_and_an_installed_one_sweep_on_two_dask_workers(plugin
     assert rows[("example_fixed", 1)][2] == 3 == rows[("example_fixed", 3)][2]  # its own section's default
     assert rows[("step_policy", 1)] != rows[("step_policy", 3)]  # the carried section's value reached the workers
     assert rows[("step_policy", 3)] != rows[("hpa", 3)]
+
+
+def test_a_notebook_policy_sweeps_on_a_cluster_started_with_dask_scheduler_and_dask_worker(run_python, tmp_path):
+    """The cluster of other machines, on this one: ``dask scheduler`` and ``dask worker`` as their own processes; the
+    planning script's ``__main__`` policy reaches the workers inside the tasks."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    bin_dir = Path(sys.executable).parent
+    scheduler_file = tmp_path / "scheduler.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    common = ["--no-dashboard"]
+    scheduler = subprocess.Popen(
+        [bin_dir / "dask", "scheduler", "--scheduler-file", scheduler_file, "--port", "0", *common],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = None
+    try:
+        while not scheduler_file.exists():  # wait for the scheduler to say where it listens
+            assert scheduler.poll() is None, "dask scheduler exited"
+            time.sleep(0.1)
+        worker = subprocess.Popen(
+            [bin_dir / "dask", "worker", "--scheduler-file", scheduler_file, "--nworkers", "2", "--nthreads", "1", *common],
+            env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        script = tmp_path / "remote_sweep.py"
+        script.write_text(
+            SCRIPT.split('if __name__ == "__main__":')[0]
+            + f"""
+if __name__ == "__main__":
+    import distributed
+
+    with distributed.Client(scheduler_file={str(scheduler_file)!r}) as client:
+        client.wait_for_workers(2)
+        df = sweep("default", {{"policy.kind": ["step_policy"], "step_policy.step": [1, 3]}}, seeds=[1], until=600, client=client,
+                   kpis=["wait_p95", "vm_hours"])
+        pids = set(client.run(lambda: __import__("os").getpid()).values())
+    print(json.dumps({{"rows": df[["step_policy.step", "wait_p95", "vm_hours"]].values.tolist(), "workers": len(pids),
+                      "local": __import__("os").getpid() in pids}}))
+"""
+        )
+        out = run_python([str(script)], None, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        assert got["workers"] == 2 and not got["local"]
+        (one, three) = got["rows"]
+        assert one[0] == 1 and three[0] == 3 and one[1:] != three[1:]
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.wait()
