@@ -2,7 +2,8 @@
 
 Also ``python -m engine sweep SWEEP_FILE [--out DIR] [--workers N | --scheduler ADDRESS]`` (a sweep file of
 ``data/sweeps/``, see :mod:`engine.runs.spec`) or ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ...
---seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`).
+--seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`). And ``python -m engine whatif
+METRICS.csv --policy hpa`` (:mod:`engine.runs.whatif`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from engine.core.clock import check_horizon
 from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
 from engine.nodescaling.controller import format_node_summary
+from engine.runs import whatif
 from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.sessions import RecordingMismatch, load_recording
@@ -409,7 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
     swp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    whatif.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.cmd == "whatif":
+        return whatif.run(args)
     if args.cmd == "sweep":
         return _sweep(args)
     if args.cmd == "export":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.autoscaling.keepalive import HybridHistogramParams
 from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -55,6 +56,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry(FaasParams),
     **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
     "function_faults": SectionEntry(FunctionFaultParams),
+    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
     "pods": SectionEntry(PodsParams, check_pod_files),
     "node_autoscaler": SectionEntry(NodeAutoscalerParams),
     **{key: SectionEntry(cls) for key, cls in GROUP_SLOTS.items()},
@@ -83,7 +85,7 @@ WORLDS: dict[str, WorldEntry] = {
     "functions": WorldEntry(
         FunctionWorld,
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        (*FUNCTION_SLOTS, "node_autoscaler", *GROUP_SLOTS),
+        (*FUNCTION_SLOTS, "node_autoscaler", *GROUP_SLOTS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
         fixed=tuple(GROUP_SLOTS),

@@ -86,6 +86,7 @@ TRACE_CASES = [
     ("azure2019-duplicate-column.csv", "azure2019", "line 1, column '4': appears twice (columns 8 and 9)"),
     ("azure2019-header-only.csv", "azure2019", "the file has a header but no rows"),
     ("azure2019-extra-field.csv", "azure2019", "line 3: 10 fields where the header has 9"),
+    ("azure2019-short-row.csv", "azure2019", "line 3: 7 fields where the header has 9"),
     ("azure2021-not-utf8.csv", "azure2021", "not a readable CSV file"),
     ("empty.csv", "azure2019", "the file is empty"),
 ]

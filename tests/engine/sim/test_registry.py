@@ -16,7 +16,7 @@ from engine.sim.simulation import Simulation
 def test_every_section_is_a_row_of_the_table_under_its_own_key():
     assert set(SECTIONS) == {
         "run", "autoscaler", "controller", "platform", "workload", "faults", "policy", "hpa", "kpa", "keda", "cluster", "scheduler",
-        "faas", "function_faults", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6",
+        "faas", "function_faults", "keepalive_hybrid", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6",
         "pods", "node_autoscaler", "ng1", "ng2", "ng3", "ng4",
     }  # fmt: skip
     for key, entry in SECTIONS.items():
