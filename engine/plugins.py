@@ -13,6 +13,8 @@ scaling policy         ``scalelab.scaling_policies``       ``decide(ScalingObser
                                                            ``cls(section)`` (``cls()`` without ``params``); ``policy.kind``
 function scaler        ``scalelab.function_scalers``       ``decide(FunctionObservation) -> FunctionVerdict``, built as
                                                            ``cls(fn)`` (``cls(fn, section)``); ``interval``; ``fnN.scaler``
+keep-alive policy      ``scalelab.keepalive_policies``     ``observe(idle_minutes)``, ``windows() -> KeepAliveWindows``, built
+                                                           as ``cls(section)`` (``cls()``); ``fnN.keep_alive``
 function simulator     ``scalelab.function_simulators``    a :class:`FunctionSimulator` subclass; ``fnN.simulator``
 scheduler priority     ``scalelab.scheduler_priorities``   a :class:`Priority` subclass (``key``, ``raw``, maybe
                                                            ``normalize``, ``default_weight``); ``scheduler.weight_<key>``
@@ -29,6 +31,7 @@ import param
 
 from engine.autoscaling.base import ScalingObservation, ScalingVerdict
 from engine.autoscaling.functions import FunctionObservation, FunctionVerdict
+from engine.autoscaling.keepalive import KeepAliveWindows
 from engine.core.params import Section
 from engine.core.plugins import PluginError, PluginInfo
 from engine.faas.simulators import FunctionSimulator
@@ -41,6 +44,7 @@ __all__ = [
     "FunctionObservation",
     "FunctionSimulator",
     "FunctionVerdict",
+    "KeepAliveWindows",
     "GpuContext",
     "GpuPolicy",
     "PluginError",
@@ -58,6 +62,7 @@ __all__ = [
     "register_function_scaler",
     "register_function_simulator",
     "register_gpu_policy",
+    "register_keepalive_policy",
     "register_priority",
     "register_scaling_policy",
     "skippy_min_max",
@@ -74,6 +79,12 @@ def register_scaling_policy(cls: type) -> type:
 def register_function_scaler(cls: type) -> type:
     """Add a per-function scaler (a choice of every ``fnN.scaler``); usable as a decorator."""
     PLUGIN_TABLES["function_scalers"].register(cls)
+    return cls
+
+
+def register_keepalive_policy(cls: type) -> type:
+    """Add a keep-alive policy (a choice of every ``fnN.keep_alive``, read by ``scale_to_zero``); usable as a decorator."""
+    PLUGIN_TABLES["keepalive_policies"].register(cls)
     return cls
 
 

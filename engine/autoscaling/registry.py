@@ -207,7 +207,7 @@ _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
     "scale_to_zero": FunctionScalerEntry(
-        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid")),  # type: ignore[arg-type]
+        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid"), s),  # type: ignore[arg-type]
         30.0,
         "OpenFaaS: zero after idle_timeout (or keep_alive hybrid's windows), woken by the gateway",
     ),

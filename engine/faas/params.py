@@ -132,7 +132,7 @@ class FunctionParams(Section):
     )
     keep_alive = param.Selector(
         default="fixed",
-        objects=list(KEEPALIVE_POLICIES),
+        objects=list(KEEPALIVE_POLICIES.builtins),
         doc="scale_to_zero: fixed (zero after idle_timeout) or hybrid (Shahrad et al. 2020: pre-warm and keep-alive windows "
         "from a histogram of this function's idle times).",
     )
@@ -213,6 +213,7 @@ class FunctionParams(Section):
 
 
 FUNCTION_SCALERS.on_register(lambda name, plugin: extend_selector(FunctionParams, "scaler", name))
+KEEPALIVE_POLICIES.on_register(lambda name, plugin: extend_selector(FunctionParams, "keep_alive", name))
 
 #: The function slots, one section class per key (``fn1`` .. ``fn6``), an explicit table.
 FUNCTION_SLOTS: dict[str, type[FunctionParams]] = {

@@ -1,6 +1,6 @@
 """Which plugins a run uses, as recordings keep them, and the check a replay makes against what is installed.
 
-A run uses a plugin when a selector of its extension point names it (``policy.kind``, ``fnN.scaler``,
+A run uses a plugin when a selector of its extension point names it (``policy.kind``, ``fnN.scaler``, ``fnN.keep_alive``,
 ``fnN.simulator``, ``scheduler.gpu_policy``: in the scenario, at the end, or in any change) or, for a scheduler
 priority, when its weight is not 0. A recording keeps each one's name, point, module, version and source hash;
 a replay refuses in one line naming the plugin when it is not installed or its source differs.
@@ -21,6 +21,7 @@ from engine.sim.scenario import ScenarioError
 SELECTORS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("scaling_policies", ("policy",), "kind"),
     ("function_scalers", tuple(FUNCTION_SLOTS), "scaler"),
+    ("keepalive_policies", tuple(FUNCTION_SLOTS), "keep_alive"),
     ("function_simulators", tuple(FUNCTION_SLOTS), "simulator"),
     ("gpu_policies", ("scheduler",), "gpu_policy"),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.autoscaling.keepalive import HybridHistogramParams
+from engine.autoscaling.keepalive import KEEPALIVE_POLICIES, HybridHistogramParams
 from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -128,11 +128,14 @@ def world_sections(world: str, named: set[str]) -> list[str]:
 # ---- plugins ------------------------------------------------------------------------------------------------
 
 #: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
-PLUGIN_TABLES: dict[str, PluginTable] = {t.point: t for t in (POLICIES, FUNCTION_SCALERS, SIMULATORS, PRIORITY_TABLE, GPU_POLICIES)}
+PLUGIN_TABLES: dict[str, PluginTable] = {
+    t.point: t for t in (POLICIES, FUNCTION_SCALERS, KEEPALIVE_POLICIES, SIMULATORS, PRIORITY_TABLE, GPU_POLICIES)
+}
 #: The worlds a plugin's param section joins, by extension point (those where the point is read).
 POINT_WORLDS: dict[str, tuple[str, ...]] = {
     "scaling_policies": ("vm", "functions"),
     "function_scalers": ("functions",),
+    "keepalive_policies": ("functions",),
     "function_simulators": ("functions",),
     "scheduler_priorities": ("vm", "functions", "pod"),
     "gpu_policies": ("vm", "functions", "pod"),

@@ -19,6 +19,7 @@ print(json.dumps({
     "policy": list(PolicyParams.param["kind"].objects),
     "scaler": list(FUNCTION_SLOTS["fn2"].param["scaler"].objects),
     "simulator": list(FUNCTION_SLOTS["fn4"].param["simulator"].objects),
+    "keep_alive": list(FUNCTION_SLOTS["fn1"].param["keep_alive"].objects),
     "gpu": list(SchedulerParams.param["gpu_policy"].objects),
     "weight": SchedulerParams.param["weight_example_most_allocated"].default,
     "sections": [k for k in engine.Simulation("default").sections],
@@ -35,12 +36,14 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
         ["function_scalers", "example_queue", module, version],
         ["function_simulators", "example_slow", module, version],
         ["gpu_policies", "ExampleFirstFit", module, version],
+        ["keepalive_policies", "example_last_gap", module, version],
         ["scaling_policies", "example_fixed", module, version],
         ["scheduler_priorities", "example_most_allocated", module, version],
     ]
     assert got["errors"] == {}
     assert got["policy"][-1] == "example_fixed" and "hpa" in got["policy"]
     assert got["scaler"][-1] == "example_queue" and got["simulator"][-1] == "example_slow"
+    assert got["keep_alive"] == ["fixed", "hybrid", "example_last_gap"]
     assert got["gpu"][-1] == "ExampleFirstFit" and got["weight"] == 0.0
     assert "example_fixed" in got["sections"]  # its param section, in the VM world
 
@@ -104,16 +107,20 @@ from engine import Simulation, load_scenario, Scenario
 d = load_scenario("faas-edge").to_dict()
 fn = next(k for k in d if k.startswith("fn"))
 d[fn].update(scaler="example_queue", simulator="example_slow", max_replicas=6)
+other = [k for k in d if k.startswith("fn") and k != fn]
+if other:
+    d[other[0]].update(scaler="scale_to_zero", keep_alive="example_last_gap", min_replicas=0)
 d.setdefault("scheduler", {}).update(weight_example_most_allocated=5.0)
 sim = Simulation(Scenario.from_dict(d), seed=3)
 sim.advance(300)
-print(json.dumps({"plugins": [p["name"] for p in sim.plugins()], "scales": int((sim.frame("scale_events")["scaler"] == "example_queue").sum()) if "scale_events" in sim.tables else -1}))
+print(json.dumps({"plugins": [p["name"] for p in sim.plugins()], "functions": len([k for k in d if k.startswith("fn")])}))
 """
     )
     out = run_python([str(script)], plugin_site)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    assert got["plugins"] == ["example_queue", "example_slow", "example_most_allocated"]
+    keepalive = ["example_last_gap"] if got["functions"] > 1 else []
+    assert got["plugins"] == ["example_queue", "example_slow", *keepalive, "example_most_allocated"]
 
 
 def test_a_broken_package_is_one_line_naming_its_plugin_and_the_built_ins_keep_working(plugin_site, run_python, tmp_path):

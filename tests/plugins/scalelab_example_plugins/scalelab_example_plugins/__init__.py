@@ -10,6 +10,7 @@ from engine.plugins import (
     FunctionSimulator,
     FunctionVerdict,
     GpuPolicy,
+    KeepAliveWindows,
     Priority,
     ScalingVerdict,
     Section,
@@ -52,6 +53,21 @@ class QueueScaler:
         desired = max(obs.min_replicas, min(obs.max_replicas, math.ceil(work / 2)))
         replicas = len(obs.ready) + obs.pending
         return FunctionVerdict(None if desired == replicas else desired, "two per replica", float(work), 2.0)
+
+
+class LastGap:
+    """Keep alive for twice the latest idle time (at least one minute)."""
+
+    name = "example_last_gap"
+
+    def __init__(self):
+        self.last = 1.0
+
+    def observe(self, idle):
+        self.last = idle
+
+    def windows(self):
+        return KeepAliveWindows(0.0, max(1.0, 2.0 * self.last), "fixed")
 
 
 class SlowSimulator(FunctionSimulator):
