@@ -18,6 +18,8 @@ keep-alive policy      ``scalelab.keepalive_policies``     ``observe(idle_minute
 function simulator     ``scalelab.function_simulators``    a :class:`FunctionSimulator` subclass; ``fnN.simulator``
 scheduler priority     ``scalelab.scheduler_priorities``   a :class:`Priority` subclass (``key``, ``raw``, maybe
                                                            ``normalize``, ``default_weight``); ``scheduler.weight_<key>``
+scheduler predicate    ``scalelab.scheduler_predicates``   a :class:`Predicate` subclass (``name``, ``mask(cluster, pod)``);
+                                                           ``scheduler.extra_predicates`` (a list, empty by default)
 GPU policy             ``scalelab.gpu_policies``           a :class:`GpuPolicy` subclass (``score``); ``scheduler.gpu_policy``
 =====================  ==================================  ==============================================================
 
@@ -35,7 +37,7 @@ from engine.autoscaling.keepalive import KeepAliveWindows
 from engine.core.params import Section
 from engine.core.plugins import PluginError, PluginInfo
 from engine.faas.simulators import FunctionSimulator
-from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max
+from engine.scheduling.base import Predicate, Priority, ScoringContext, kube_default_normalize, skippy_min_max
 from engine.scheduling.gpu_policy import GpuContext, GpuPolicy
 from engine.sim.provenance import carried_plugins
 from engine.sim.registry import PLUGIN_TABLES, load_plugins
@@ -49,6 +51,7 @@ __all__ = [
     "GpuPolicy",
     "PluginError",
     "PluginInfo",
+    "Predicate",
     "Priority",
     "ScalingObservation",
     "ScalingVerdict",
@@ -63,6 +66,7 @@ __all__ = [
     "register_function_simulator",
     "register_gpu_policy",
     "register_keepalive_policy",
+    "register_predicate",
     "register_priority",
     "register_scaling_policy",
     "skippy_min_max",
@@ -97,6 +101,12 @@ def register_function_simulator(cls: type) -> type:
 def register_priority(cls: type) -> type:
     """Add a scheduler priority; its weight ``scheduler.weight_<key>`` starts at ``default_weight`` (0 if absent)."""
     PLUGIN_TABLES["scheduler_priorities"].register(cls)
+    return cls
+
+
+def register_predicate(cls: type) -> type:
+    """Add a scheduler filter (a choice of ``scheduler.extra_predicates``, none chosen by default); usable as a decorator."""
+    PLUGIN_TABLES["scheduler_predicates"].register(cls)
     return cls
 
 

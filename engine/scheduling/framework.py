@@ -55,7 +55,7 @@ from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
 from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
-from engine.scheduling.priorities import GPU_POLICIES, PRIORITIES, PRIORITY_TABLE, all_priorities
+from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
 from engine.scheduling.scoring import add_weighted, first_best
 
 __all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings"]
@@ -74,6 +74,7 @@ class SchedulerSettings:
     exact_fgd: bool
     schedule_fixed_cost: float
     schedule_cost_per_node: float
+    extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
 
 
 def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
@@ -215,6 +216,7 @@ class Scheduler:
         self.start_index = 0
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
+        self._extra_predicates: dict[str, Predicate] = {}  # plugin predicates, one instance each
         self._settings: SchedulerSettings | None = None  # snapshot of params, refreshed when any of them changes
         order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
         self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
@@ -249,6 +251,7 @@ class Scheduler:
                 p.fgd_score == "exact",
                 p.schedule_fixed_cost,
                 p.schedule_cost_per_node,
+                tuple(p.extra_predicates),
             )
         return self._settings
 
@@ -291,7 +294,15 @@ class Scheduler:
         """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
         if self._predicates is not None:
             return self._predicates
-        return self._default_predicates[self.settings().avoid_storage_nodes]
+        settings = self.settings()
+        defaults = self._default_predicates[settings.avoid_storage_nodes]
+        if not settings.extra_predicates:
+            return defaults
+        extra = self._extra_predicates
+        for name in settings.extra_predicates:
+            if name not in extra:
+                extra[name] = PREDICATE_TABLE[name]()
+        return [*defaults, *(extra[name] for name in settings.extra_predicates)]
 
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""

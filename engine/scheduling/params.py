@@ -8,7 +8,7 @@ import param
 from engine.core.params import ParamError, Section
 from engine.core.plugins import extend_selector
 from engine.scheduling.priorities import GPU_POLICIES as GPU_POLICY_TABLE
-from engine.scheduling.priorities import PRIORITY_TABLE, PriorityRow
+from engine.scheduling.priorities import PREDICATE_TABLE, PRIORITY_TABLE, PriorityRow
 
 SKIPPY_PRIORITIES = ("balanced_resource", "latency_aware_image_locality", "locality_type", "data_locality", "capability")
 KUBE_PRIORITIES = ("image_locality", "balanced_allocation", "least_allocated")
@@ -107,6 +107,13 @@ class SchedulerParams(Section):
         "Recorded in the placements table's mode column (kube-v1.20).",
     )
 
+    extra_predicates = param.List(
+        default=[],
+        item_type=str,
+        label="Extra filters",
+        doc="Plugin predicates to filter with, after the built-in ones (engine.plugins.register_predicate); none by default.",
+    )
+
     @classmethod
     def preset(cls, name: str) -> dict[str, float]:
         """Weights of a preset ('skippy default' or 'kube default') keyed by parameter name."""
@@ -123,7 +130,10 @@ class SchedulerParams(Section):
         return {k: getattr(self, weight_name(k)) for k in PRIORITY_TABLE if weight_name(k) in self.param}
 
     def check(self) -> None:
-        pass
+        for i, name in enumerate(self.extra_predicates):
+            if name not in PREDICATE_TABLE:
+                allowed = ", ".join(PREDICATE_TABLE) or "none registered (engine.plugins.register_predicate)"
+                raise ParamError(f"scheduler.extra_predicates[{i}]", f"{name!r} is not a predicate; allowed: {allowed}")
 
 
 def _add_weight(key: str, row: PriorityRow) -> None:

@@ -1,4 +1,4 @@
-"""The scheduler's priorities and GPU policies, one registry line each.
+"""The scheduler's priorities, GPU policies and extra predicates, one registry line each.
 
 Adding a priority: write its module (a :class:`~engine.scheduling.base.Priority` subclass with ``name``, ``key``
 and ``raw``, maybe ``normalize``) and add one line to :data:`_BUILTIN_PRIORITIES`; its weight parameter
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from engine.core.plugins import PluginTable
 from engine.scheduling.balanced import BalancedAllocation, BalancedResource
-from engine.scheduling.base import Priority
+from engine.scheduling.base import Predicate, Priority
 from engine.scheduling.best_fit import BestFitPolicy
 from engine.scheduling.capability import Capability
 from engine.scheduling.data_locality import DataLocality
@@ -103,3 +103,14 @@ GPU_POLICIES: PluginTable[type[GpuPolicy]] = PluginTable(
     {cls.name: cls for cls in (RandomPolicy, DotProductPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy, FgdPolicy)},
     check=_check_gpu_policy,
 )
+
+
+def _check_predicate(plugin: type) -> str | None:
+    if not (isinstance(plugin, type) and issubclass(plugin, Predicate)):
+        return "must subclass engine.plugins.Predicate"
+    return None if plugin.mask is not Predicate.mask else "missing method mask"
+
+
+#: Predicates added to the built-in filters (which stay as they are): each is used when ``scheduler.extra_predicates``
+#: names it, after the built-ins, so an installed one filters nothing until chosen.
+PREDICATE_TABLE: PluginTable[type[Predicate]] = PluginTable("scheduler_predicates", {}, check=_check_predicate)

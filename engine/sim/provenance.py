@@ -1,7 +1,7 @@
 """Which plugins a run uses, as recordings keep them, and the check a replay makes against what is installed.
 
 A run uses a plugin when a selector of its extension point names it (``policy.kind``, ``fnN.scaler``, ``fnN.keep_alive``,
-``fnN.simulator``, ``scheduler.gpu_policy``: in the scenario, at the end, or in any change) or, for a scheduler
+``fnN.simulator``, ``scheduler.gpu_policy``, ``scheduler.extra_predicates``: in the scenario, at the end, or in any change) or, for a scheduler
 priority, when its weight is not 0. A recording keeps each one's name, point, module, version and source hash;
 a replay refuses in one line naming the plugin when it is not installed or its source differs.
 """
@@ -24,6 +24,7 @@ SELECTORS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("keepalive_policies", tuple(FUNCTION_SLOTS), "keep_alive"),
     ("function_simulators", tuple(FUNCTION_SLOTS), "simulator"),
     ("gpu_policies", ("scheduler",), "gpu_policy"),
+    ("scheduler_predicates", ("scheduler",), "extra_predicates"),  # a list of names
 )
 
 
@@ -46,10 +47,11 @@ def plugins_used(sections: Mapping[str, Section], scenario: Mapping[str, Any], i
     for point, keys, param_name in SELECTORS:
         table = PLUGIN_TABLES[point]
         for key in keys:
-            for value in _values(f"{key}.{param_name}", sections, scenario, inputs):
-                info = table.info(value) if isinstance(value, str) else None
-                if info is not None:
-                    used[(point, value)] = info.as_dict()
+            for given in _values(f"{key}.{param_name}", sections, scenario, inputs):
+                for value in given if isinstance(given, list) else [given]:
+                    info = table.info(value) if isinstance(value, str) else None
+                    if info is not None:
+                        used[(point, value)] = info.as_dict()
     priorities = PLUGIN_TABLES["scheduler_priorities"]
     for name, info in priorities.plugins().items():
         if any(v for v in _values(f"scheduler.{weight_name(name)}", sections, scenario, inputs)):

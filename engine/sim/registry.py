@@ -26,7 +26,7 @@ from engine.podworld.params import PodsParams
 from engine.podworld.params import check_files as check_pod_files
 from engine.podworld.world import PodWorld
 from engine.scheduling.params import SchedulerParams
-from engine.scheduling.priorities import GPU_POLICIES, PRIORITY_TABLE
+from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITY_TABLE
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
@@ -129,7 +129,7 @@ def world_sections(world: str, named: set[str]) -> list[str]:
 
 #: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
 PLUGIN_TABLES: dict[str, PluginTable] = {
-    t.point: t for t in (POLICIES, FUNCTION_SCALERS, KEEPALIVE_POLICIES, SIMULATORS, PRIORITY_TABLE, GPU_POLICIES)
+    t.point: t for t in (POLICIES, FUNCTION_SCALERS, KEEPALIVE_POLICIES, SIMULATORS, PRIORITY_TABLE, PREDICATE_TABLE, GPU_POLICIES)
 }
 #: The worlds a plugin's param section joins, by extension point (those where the point is read).
 POINT_WORLDS: dict[str, tuple[str, ...]] = {
@@ -138,6 +138,7 @@ POINT_WORLDS: dict[str, tuple[str, ...]] = {
     "keepalive_policies": ("functions",),
     "function_simulators": ("functions",),
     "scheduler_priorities": ("vm", "functions", "pod"),
+    "scheduler_predicates": ("vm", "functions", "pod"),
     "gpu_policies": ("vm", "functions", "pod"),
 }
 #: Plugin sections (added by registration) and the worlds that have them.

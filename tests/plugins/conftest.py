@@ -5,6 +5,7 @@ installed, entry points included; the test venv itself stays without it, so remo
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder the example plugins are installed in (a wheel built by pip, its dist-info with the entry points)."""
     target = tmp_path_factory.mktemp("plugin-site")
+    source = tmp_path_factory.mktemp("plugin-source") / PACKAGE.name  # pip's build leaves build/ beside the sources
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--target", str(target), str(PACKAGE)],
+        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--target", str(target), str(source)],
         check=True,
         capture_output=True,
     )

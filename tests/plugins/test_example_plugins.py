@@ -21,6 +21,7 @@ print(json.dumps({
     "simulator": list(FUNCTION_SLOTS["fn4"].param["simulator"].objects),
     "keep_alive": list(FUNCTION_SLOTS["fn1"].param["keep_alive"].objects),
     "gpu": list(SchedulerParams.param["gpu_policy"].objects),
+    "predicates": list(__import__("engine.scheduling.priorities", fromlist=["x"]).PREDICATE_TABLE),
     "weight": SchedulerParams.param["weight_example_most_allocated"].default,
     "sections": [k for k in engine.Simulation("default").sections],
 }))
@@ -38,6 +39,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
         ["gpu_policies", "ExampleFirstFit", module, version],
         ["keepalive_policies", "example_last_gap", module, version],
         ["scaling_policies", "example_fixed", module, version],
+        ["scheduler_predicates", "ExampleEvenNodes", module, version],
         ["scheduler_priorities", "example_most_allocated", module, version],
     ]
     assert got["errors"] == {}
@@ -45,6 +47,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
     assert got["scaler"][-1] == "example_queue" and got["simulator"][-1] == "example_slow"
     assert got["keep_alive"] == ["fixed", "hybrid", "example_last_gap"]
     assert got["gpu"][-1] == "ExampleFirstFit" and got["weight"] == 0.0
+    assert got["predicates"] == ["ExampleEvenNodes"]
     assert "example_fixed" in got["sections"]  # its param section, in the VM world
 
 
@@ -110,17 +113,20 @@ d[fn].update(scaler="example_queue", simulator="example_slow", max_replicas=6)
 other = [k for k in d if k.startswith("fn") and k != fn]
 if other:
     d[other[0]].update(scaler="scale_to_zero", keep_alive="example_last_gap", min_replicas=0)
-d.setdefault("scheduler", {}).update(weight_example_most_allocated=5.0)
+d.setdefault("scheduler", {}).update(weight_example_most_allocated=5.0, extra_predicates=["ExampleEvenNodes"])
 sim = Simulation(Scenario.from_dict(d), seed=3)
 sim.advance(300)
-print(json.dumps({"plugins": [p["name"] for p in sim.plugins()], "functions": len([k for k in d if k.startswith("fn")])}))
+bound = sim.frame("placements").query("action == 'bind'")["node_index"]
+print(json.dumps({"plugins": [p["name"] for p in sim.plugins()], "functions": len([k for k in d if k.startswith("fn")]),
+                  "odd": int((bound % 2 == 1).sum()), "bound": len(bound)}))
 """
     )
     out = run_python([str(script)], plugin_site)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     keepalive = ["example_last_gap"] if got["functions"] > 1 else []
-    assert got["plugins"] == ["example_queue", "example_slow", *keepalive, "example_most_allocated"]
+    assert got["plugins"] == ["example_queue", "example_slow", *keepalive, "ExampleEvenNodes", "example_most_allocated"]
+    assert got["bound"] > 0 and got["odd"] == 0  # the extra filter kept every replica off odd positions
 
 
 def test_a_broken_package_is_one_line_naming_its_plugin_and_the_built_ins_keep_working(plugin_site, run_python, tmp_path):

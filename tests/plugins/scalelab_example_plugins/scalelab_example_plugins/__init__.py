@@ -11,6 +11,7 @@ from engine.plugins import (
     FunctionVerdict,
     GpuPolicy,
     KeepAliveWindows,
+    Predicate,
     Priority,
     ScalingVerdict,
     Section,
@@ -91,6 +92,15 @@ class MostAllocated(Priority):
         cap = np.maximum(c.cpu_capacity[nodes], 1)
         used = cap - c.cpu_free[nodes] + ctx.pod.cpu_millis
         return (np.minimum(used, cap) * ctx.max_score) // cap
+
+
+class EvenNodes(Predicate):
+    """Only nodes at even positions of the node list."""
+
+    name = "ExampleEvenNodes"
+
+    def mask(self, cluster, pod):
+        return np.arange(cluster.n) % 2 == 0
 
 
 class FirstFit(GpuPolicy):
