@@ -9,6 +9,7 @@ so an installed plugin changes no placement until weighted) and its docstring as
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from engine.core.plugins import PluginTable
@@ -89,6 +90,23 @@ PRIORITIES: tuple[Priority, ...] = tuple(row.priority for row in _BUILTIN_PRIORI
 def all_priorities() -> tuple[Priority, ...]:
     """The built-in priorities and every registered plugin, in weighted-sum order."""
     return tuple(row.priority for row in PRIORITY_TABLE.values())
+
+
+class PriorityWeights(Mapping[str, str]):
+    """The ``SchedulerParams`` weight of each priority by the name the ``breakdowns`` table gives it, plugins included
+    (a view re-scores a recorded decision with new weights through it)."""
+
+    def __getitem__(self, name: str) -> str:
+        for key, row in PRIORITY_TABLE.items():
+            if row.priority.name == name:
+                return f"weight_{key}"
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([row.priority.name for row in PRIORITY_TABLE.values()])
+
+    def __len__(self) -> int:
+        return len(PRIORITY_TABLE)
 
 
 def _check_gpu_policy(plugin: type) -> str | None:

@@ -36,7 +36,7 @@ parameters take effect only when a new service is built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -49,12 +49,12 @@ from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
-from engine.scheduling.params import SchedulerParams, weight_name
-from engine.scheduling.priorities import PRIORITY_TABLE
+from engine.scheduling.params import SchedulerParams
+from engine.scheduling.priorities import PRIORITY_TABLE, PriorityWeights
 
 #: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
 #: a recorded decision with new weights through it).
-PRIORITY_WEIGHTS: dict[str, str] = {p.name: weight_name(p.key) for p in PRIORITIES}
+PRIORITY_WEIGHTS: Mapping[str, str] = PriorityWeights()
 
 NODES = table(
     "nodes",
