@@ -4,7 +4,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5006
 SCENARIO ?= default
 
-.PHONY: setup serve run test test-fast lint bench clean kube-real
+.PHONY: setup serve run test test-fast lint bench docs clean kube-real
 
 setup:
 	@scripts/setup-venv.sh
@@ -28,8 +28,8 @@ kube-real:
 ## The whole suite: lint, unit/property/end-to-end tests, notebooks, browser tests (serially)
 test: setup kube-real
 	@scripts/ensure-chromium.sh
-	$(PY) -m ruff check engine dashboard tests benchmarks
-	$(PY) -m ruff format --check engine dashboard tests benchmarks
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
 	$(PY) -m pytest -p no:cacheprovider
 
@@ -37,9 +37,14 @@ test-fast: setup
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow and not kube_real"
 
 lint: setup
-	$(PY) -m ruff check engine dashboard tests benchmarks
-	$(PY) -m ruff format --check engine dashboard tests benchmarks
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
+
+## Build the docs site offline into docs/_build/html (every page anew, warnings are errors; notebooks from their executed copies)
+docs: setup
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
 
 bench: setup
 	$(PY) benchmarks/engine_throughput.py --quick

@@ -371,7 +371,8 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m engine`` (the docs' reference is generated from it)."""
     parser = argparse.ArgumentParser(prog="python -m engine", description="Run scalelab scenarios headless.")
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run a scenario and write its tables as Parquet")
@@ -416,7 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
     swp.add_argument("--no-progress", action="store_true", help="no progress bar")
     whatif.add_parser(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.cmd == "whatif":
         return whatif.run(args)
     if args.cmd == "sweep":
