@@ -20,6 +20,8 @@ scheduler priority     ``scalelab.scheduler_priorities``   a :class:`Priority` s
                                                            ``normalize``, ``default_weight``); ``scheduler.weight_<key>``
 scheduler predicate    ``scalelab.scheduler_predicates``   a :class:`Predicate` subclass (``name``, ``mask(cluster, pod)``);
                                                            ``scheduler.extra_predicates`` (a list, empty by default)
+cluster topology       ``scalelab.cluster_topologies``     ``build(ClusterParams, rng) -> Cluster``, ``reads`` (the cluster
+                                                           fields it reads); ``cluster.topology``
 GPU policy             ``scalelab.gpu_policies``           a :class:`GpuPolicy` subclass (``score``); ``scheduler.gpu_policy``
 =====================  ==================================  ==============================================================
 
@@ -34,6 +36,9 @@ import param
 from engine.autoscaling.base import ScalingObservation, ScalingVerdict
 from engine.autoscaling.functions import FunctionObservation, FunctionVerdict
 from engine.autoscaling.keepalive import KeepAliveWindows
+from engine.cluster.model import Cluster
+from engine.cluster.params import ClusterParams
+from engine.cluster.synth import cloud_regions, urban_sensing
 from engine.core.params import Section
 from engine.core.plugins import PluginError, PluginInfo
 from engine.faas.simulators import FunctionSimulator
@@ -43,6 +48,8 @@ from engine.sim.provenance import carried_plugins
 from engine.sim.registry import PLUGIN_TABLES, load_plugins
 
 __all__ = [
+    "Cluster",
+    "ClusterParams",
     "FunctionObservation",
     "FunctionSimulator",
     "FunctionVerdict",
@@ -58,6 +65,8 @@ __all__ = [
     "ScoringContext",
     "Section",
     "carried_plugins",
+    "cloud_regions",
+    "urban_sensing",
     "kube_default_normalize",
     "param",
     "plugin_errors",
@@ -69,6 +78,7 @@ __all__ = [
     "register_predicate",
     "register_priority",
     "register_scaling_policy",
+    "register_topology",
     "skippy_min_max",
     "unregister",
 ]
@@ -113,6 +123,13 @@ def register_predicate(cls: type) -> type:
 def register_gpu_policy(cls: type) -> type:
     """Add a GPU placement policy (a choice of ``scheduler.gpu_policy``); usable as a decorator."""
     PLUGIN_TABLES["gpu_policies"].register(cls)
+    return cls
+
+
+def register_topology(cls: type) -> type:
+    """Add a cluster layout (a choice of ``cluster.topology``): ``build(params, rng) -> Cluster``; ``reads``: the
+    cluster fields it reads. :func:`cloud_regions` and :func:`urban_sensing` are building blocks."""
+    PLUGIN_TABLES["cluster_topologies"].register(cls)
     return cls
 
 

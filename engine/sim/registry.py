@@ -16,6 +16,7 @@ from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTI
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
+from engine.cluster.topologies import TOPOLOGY_TABLE
 from engine.core.params import ParamError, Section
 from engine.core.plugins import PluginError, PluginTable
 from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
@@ -129,7 +130,17 @@ def world_sections(world: str, named: set[str]) -> list[str]:
 
 #: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
 PLUGIN_TABLES: dict[str, PluginTable] = {
-    t.point: t for t in (POLICIES, FUNCTION_SCALERS, KEEPALIVE_POLICIES, SIMULATORS, PRIORITY_TABLE, PREDICATE_TABLE, GPU_POLICIES)
+    t.point: t
+    for t in (
+        POLICIES,
+        FUNCTION_SCALERS,
+        KEEPALIVE_POLICIES,
+        SIMULATORS,
+        PRIORITY_TABLE,
+        PREDICATE_TABLE,
+        GPU_POLICIES,
+        TOPOLOGY_TABLE,
+    )
 }
 #: The worlds a plugin's param section joins, by extension point (those where the point is read).
 POINT_WORLDS: dict[str, tuple[str, ...]] = {
@@ -140,6 +151,7 @@ POINT_WORLDS: dict[str, tuple[str, ...]] = {
     "scheduler_priorities": ("vm", "functions", "pod"),
     "scheduler_predicates": ("vm", "functions", "pod"),
     "gpu_policies": ("vm", "functions", "pod"),
+    "cluster_topologies": ("vm", "functions", "pod"),
 }
 #: Plugin sections (added by registration) and the worlds that have them.
 PLUGIN_SECTION_WORLDS: dict[str, tuple[str, ...]] = {}

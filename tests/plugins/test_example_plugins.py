@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
 
 LISTING = """
 import json
@@ -21,6 +26,7 @@ print(json.dumps({
     "simulator": list(FUNCTION_SLOTS["fn4"].param["simulator"].objects),
     "keep_alive": list(FUNCTION_SLOTS["fn1"].param["keep_alive"].objects),
     "gpu": list(SchedulerParams.param["gpu_policy"].objects),
+    "topology": list(__import__("engine.cluster.params", fromlist=["x"]).ClusterParams.param["topology"].objects),
     "predicates": list(__import__("engine.scheduling.priorities", fromlist=["x"]).PREDICATE_TABLE),
     "weight": SchedulerParams.param["weight_example_most_allocated"].default,
     "sections": [k for k in engine.Simulation("default").sections],
@@ -34,6 +40,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
     got = json.loads(out.stdout)
     module, version = "scalelab_example_plugins", "0.1.0"
     assert got["plugins"] == [
+        ["cluster_topologies", "example_two_regions", module, version],
         ["function_scalers", "example_queue", module, version],
         ["function_simulators", "example_slow", module, version],
         ["gpu_policies", "ExampleFirstFit", module, version],
@@ -47,7 +54,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
     assert got["scaler"][-1] == "example_queue" and got["simulator"][-1] == "example_slow"
     assert got["keep_alive"] == ["fixed", "hybrid", "example_last_gap"]
     assert got["gpu"][-1] == "ExampleFirstFit" and got["weight"] == 0.0
-    assert got["predicates"] == ["ExampleEvenNodes"]
+    assert got["predicates"] == ["ExampleEvenNodes"] and got["topology"][-1] == "example_two_regions"
     assert "example_fixed" in got["sections"]  # its param section, in the VM world
 
 
@@ -190,3 +197,18 @@ print("built-in", sim.summary()["policy"])
     assert lines[1].startswith("plugin 'answers' (scaling_policies): decide returned 3; allowed: a ScalingVerdict")
     assert lines[2] == "plugin 'no_decide' (scaling_policies): missing method decide"
     assert lines[3] == "built-in queue_drain"
+
+
+def test_a_plugin_topology_builds_the_cluster_a_vm_run_places_on(plugin_site, run_python, tmp_path):
+    out_dir = tmp_path / "run"
+    scenario = (ROOT / "data" / "scenarios" / "default.yaml").read_text()
+    line = next(x for x in scenario.splitlines() if x.startswith("cluster:"))
+    path = tmp_path / "two-regions.yaml"
+    path.write_text(scenario.replace(line, "cluster: {topology: example_two_regions, nodes: 6, prepull_cloud: false}"))
+    ran = run_python(["-m", "engine", "run", str(path), "--until", "300", "--out", str(out_dir)], plugin_site)
+    assert ran.returncode == 0, ran.stderr
+
+    nodes = pd.read_parquet(out_dir / "nodes.parquet")
+    assert nodes["region"].nunique() == 2 and int((~nodes["storage"]).sum()) == 6
+    placed = pd.read_parquet(out_dir / "placements.parquet").query("action == 'bind'")
+    assert len(placed) > 0 and set(placed["node"]) <= set(nodes["node"])

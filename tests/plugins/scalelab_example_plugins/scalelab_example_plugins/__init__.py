@@ -15,6 +15,7 @@ from engine.plugins import (
     Priority,
     ScalingVerdict,
     Section,
+    cloud_regions,
     param,
 )
 
@@ -101,6 +102,16 @@ class EvenNodes(Predicate):
 
     def mask(self, cluster, pod):
         return np.arange(cluster.n) % 2 == 0
+
+
+class TwoRegions:
+    """cluster.nodes VMs in two cloud regions."""
+
+    name = "example_two_regions"
+    reads = ("nodes", "edge_fraction", "prepull_cloud", "prepull_fraction")
+
+    def build(self, params, rng):
+        return cloud_regions(params.nodes, 2, rng, params.storage_nodes, params.edge_fraction)
 
 
 class FirstFit(GpuPolicy):
