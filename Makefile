@@ -4,7 +4,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5006
 SCENARIO ?= default
 
-.PHONY: setup serve run test test-fast lint bench docs clean
+.PHONY: setup serve run test test-fast lint bench docs clean kube-real
 
 setup:
 	@scripts/setup-venv.sh
@@ -20,8 +20,13 @@ serve: setup
 run: setup
 	$(PY) -m engine run data/scenarios/$(SCENARIO).yaml --out out/$(SCENARIO)
 
+## Real Kubernetes v1.20.2 (kube-apiserver, kube-scheduler, kubectl, etcd) for the kube_real tests: built once per
+## machine into ~/.cache/scalelab/kube-v1.20.2 (8-13 min), reused after (about 1 s)
+kube-real:
+	@scripts/kube-real.sh build >/dev/null
+
 ## The whole suite: lint, unit/property/end-to-end tests, notebooks, browser tests (serially)
-test: setup
+test: setup kube-real
 	@scripts/ensure-chromium.sh
 	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
@@ -29,7 +34,7 @@ test: setup
 	$(PY) -m pytest -p no:cacheprovider
 
 test-fast: setup
-	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow"
+	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow and not kube_real"
 
 lint: setup
 	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext

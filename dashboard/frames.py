@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine import rescore_breakdown
+
 #: time_left is drawn at most this many times the band's upper end; above it the point sits on the cap, marked.
 TIME_LEFT_CLIP = 3.0
 WORKER_STATES = ("workers_booting", "workers_active", "workers_shutting_down", "workers_suspended")
@@ -201,34 +203,9 @@ def latest_decision(breakdowns: pd.DataFrame) -> pd.DataFrame:
 
 
 def rescore(block: pd.DataFrame, weights: Mapping[str, float]) -> pd.DataFrame:
-    """One decision's breakdown re-scored with other ``weights`` (by priority name; missing ones keep theirs).
-
-    The normalised ``score`` of each priority does not depend on the weights, so ``weighted``, ``total`` and
-    the winner follow exactly: totals are summed priority by priority in the block's order (the scheduler's
-    order), and the winner is the first maximum in scan order among the scored nodes, as Skippy picks it
-    (kube mode breaks exact ties at random: a tie is flagged in ``tie``). What this cannot redo: a mode
-    change (re-normalises every score) and a change of the filter (percentage_of_nodes_to_score,
-    avoid_storage_nodes) -- those apply from the next placement.
-    """
-    out = block.copy()
-    w = out["priority"].map(lambda p: float(weights.get(p, np.nan)))
-    out["weight"] = w.where(w.notna(), out["weight"]).astype(float)
-    out["weighted"] = out["score"] * out["weight"]
-    scored = out["scan_position"].to_numpy() >= 0
-    total = pd.Series(0.0, index=out["node"].unique())
-    for _, rows in out[scored].groupby("priority", sort=False):  # groupby keeps first-seen order: the scheduler's
-        total = rows.set_index("node")["weighted"].reindex(total.index, fill_value=0.0) + total
-    per_row = out["node"].map(total)
-    out["total"] = np.where(scored, per_row, np.nan)
-    ranked = out[scored].drop_duplicates("node").sort_values("scan_position")
-    out["winner"] = False
-    out["tie"] = False
-    if len(ranked):
-        best = ranked["total"].max()
-        winner = ranked.loc[ranked["total"].idxmax(), "node"]  # idxmax: the first maximum, in scan order
-        out["winner"] = out["node"] == winner
-        out["tie"] = bool((ranked["total"] == best).sum() > 1)
-    return out
+    """One decision's breakdown re-scored with other ``weights`` (by priority name; missing ones keep theirs): the
+    engine's own weighted sum and winner rule (:func:`engine.rescore_breakdown`), with ``tie`` flagged."""
+    return rescore_breakdown(block, weights)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,11 @@ COMPARE_SECTIONS = ("policy", "autoscaler", "hpa", "kpa", "keda", "scheduler", "
 #: Sections that are not live controls: seed and timing are run controls; the cluster's layout is fixed per run.
 NOT_LIVE = {"run", "cluster"}
 #: Scheduler parameters a recorded breakdown cannot re-score: they change which nodes pass or how scores scale.
-NOT_PREVIEWABLE = {"mode": "a mode change re-normalises every score", "percentage_of_nodes_to_score": "it changes which nodes are scored"}
+NOT_PREVIEWABLE = {
+    "mode": "a mode change re-normalises every score",
+    "kube_version": "it changes the plugins and formulas",
+    "percentage_of_nodes_to_score": "it changes which nodes are scored",
+}
 NOT_PREVIEWABLE["avoid_storage_nodes"] = "it changes which nodes pass the filter"
 #: Drawing a tab may take at most 1/FLUSH_DUTY of the time, and DRAW_BUDGET wall seconds per tick (see Dashboard._draw).
 FLUSH_DUTY = 3.0

@@ -25,6 +25,7 @@ from engine.core.inputs import InputError
 from engine.core.params import ParamError, Section, allowed, coerce, tunable_names
 from engine.core.recorder import TableSpec
 from engine.scheduling.params import PRESETS as SCHEDULER_PRESETS
+from engine.scheduling.scoring import rescore as rescore_breakdown
 from engine.scheduling.service import PRIORITY_WEIGHTS
 from engine.sim.recording import check_recording, parse_recording
 from engine.sim.registry import SECTION_CLASSES, SECTIONS, WORLDS
@@ -78,6 +79,7 @@ __all__ = [
     "parse_recording",
     "load_scenario",
     "policies_reading",
+    "rescore_breakdown",
     "save_scenario",
     "tunable_names",
     *_LAZY,

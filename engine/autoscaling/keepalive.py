@@ -20,6 +20,7 @@ import numpy as np
 import param
 
 from engine.core.params import ParamError, Section
+from engine.core.plugins import PluginError, PluginTable, missing_methods
 
 KEEPALIVE_RULES = ("fixed", "histogram", "fallback_few_samples", "fallback_not_representative", "fallback_out_of_bound", "forecast")
 #: Idle times the forecast fits on (the most recent).
@@ -259,7 +260,21 @@ class KeepAliveEntry:
     doc: str
 
 
-KEEPALIVE_POLICIES: dict[str, KeepAliveEntry] = {
+def _adapt_keepalive(plugin: type) -> tuple[str, KeepAliveEntry]:
+    """A plugin keep-alive policy is built as ``cls(section)`` with ``params``, else ``cls()``."""
+    section = getattr(plugin, "params", None)
+    if section is not None and not (isinstance(section, type) and issubclass(section, Section) and section.key):
+        raise PluginError(f"plugin {plugin.name!r} (keepalive_policies): params must be a Section subclass with a key")
+
+    def build(given: Section | None) -> KeepAlivePolicy:
+        if section is None:
+            return plugin()
+        return plugin(given if given is not None else section())
+
+    return plugin.name, KeepAliveEntry(build, section or Section, (plugin.__doc__ or plugin.name).strip().splitlines()[0])
+
+
+_BUILTIN_KEEPALIVE: dict[str, KeepAliveEntry] = {
     "fixed": KeepAliveEntry(FixedKeepAlive, FixedKeepAliveParams, "a fixed keep-alive window after each invocation"),  # type: ignore[arg-type]
     "hybrid": KeepAliveEntry(
         HybridHistogramKeepAlive,  # type: ignore[arg-type]
@@ -267,6 +282,12 @@ KEEPALIVE_POLICIES: dict[str, KeepAliveEntry] = {
         "Shahrad et al. 2020: pre-warm and keep-alive windows from a per-application idle-time histogram",
     ),
 }
+
+
+#: Every keep-alive policy by name: the built-ins, then plugins (``engine.plugins.register_keepalive_policy``).
+KEEPALIVE_POLICIES: PluginTable[KeepAliveEntry] = PluginTable(
+    "keepalive_policies", _BUILTIN_KEEPALIVE, _adapt_keepalive, lambda cls: missing_methods(cls, "observe", "windows")
+)
 
 
 def make_keepalive(kind: str, section: Section | None = None) -> KeepAlivePolicy:

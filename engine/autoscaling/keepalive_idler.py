@@ -15,10 +15,18 @@ so a live switch to ``hybrid`` starts from what was seen.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engine.autoscaling.functions import FunctionObservation, FunctionVerdict, IdleScaler, Overlay
-from engine.autoscaling.keepalive import HybridHistogramKeepAlive, HybridHistogramParams
+from engine.autoscaling.keepalive import (
+    KEEPALIVE_POLICIES,
+    HybridHistogramKeepAlive,
+    HybridHistogramParams,
+    KeepAlivePolicy,
+    KeepAliveWindows,
+)
+from engine.core.plugins import PluginError, one_line
 
 MINUTE = 60.0
 
@@ -28,22 +36,45 @@ class KeepAliveIdleScaler:
 
     name = "scale_to_zero"
 
-    def __init__(self, fn: Any, shared: HybridHistogramParams | None = None):
+    def __init__(self, fn: Any, shared: HybridHistogramParams | None = None, sections: Mapping[str, Any] | None = None):
         self.fn = fn
+        self.sections = sections or {}  # a plugin policy's own section is read from here
         self.fixed = IdleScaler(fn)
         # the scenario's keepalive_hybrid section (or its defaults), with this function's range; read live
         self.params = Overlay(shared if shared is not None else HybridHistogramParams(), fn, {"range_minutes": "keep_alive_range"})
         self.range = int(fn.keep_alive_range)
-        self.policy = HybridHistogramKeepAlive(self.params)  # type: ignore[arg-type]
+        self.kind = fn.keep_alive
+        self.policy = self._new_policy()
         self.arrivals = 0
         self.last_request: float | None = None
         self.last_round: float | None = None
 
+    def _new_policy(self) -> KeepAlivePolicy:
+        if self.kind in ("fixed", "hybrid"):
+            return HybridHistogramKeepAlive(self.params)  # type: ignore[arg-type]
+        entry = KEEPALIVE_POLICIES[self.kind]  # a plugin
+        return entry.build(self.sections.get(entry.section.key) if entry.section.key else None)
+
+    def _windows(self) -> KeepAliveWindows:
+        if self.kind == "hybrid":
+            return self.policy.windows()
+        try:
+            windows = self.policy.windows()
+        except Exception as e:
+            raise PluginError(f"plugin {self.kind!r} (keepalive_policies): windows raised {one_line(e)}") from None
+        if not isinstance(windows, KeepAliveWindows):
+            raise PluginError(f"plugin {self.kind!r} (keepalive_policies): windows returned {windows!r:.80}; allowed: a KeepAliveWindows")
+        return windows
+
     def learn(self, obs: FunctionObservation) -> None:
         """Record the idle time that ended since the previous round, if a request came."""
-        if self.fn.keep_alive_range != self.range:  # a live change of the range starts a new histogram
+        kind = self.fn.keep_alive
+        builtin = {kind, self.kind} <= {"fixed", "hybrid"}  # both learn with the one histogram, from the start
+        if self.fn.keep_alive_range != self.range or (kind != self.kind and not builtin):  # a live change starts a new history
             self.range = int(self.fn.keep_alive_range)
-            self.policy = HybridHistogramKeepAlive(self.params)  # type: ignore[arg-type]
+            self.kind = kind
+            self.policy = self._new_policy()
+        self.kind = kind
         new = obs.arrivals - self.arrivals
         if new > 0 and obs.last_request is not None and self.last_request is not None:
             if new == 1:
@@ -61,7 +92,7 @@ class KeepAliveIdleScaler:
         self.learn(obs)
         if self.fn.keep_alive == "fixed":
             return self.fixed.decide(obs)
-        w = self.policy.windows()
+        w = self._windows()
         prewarm, end = w.prewarm * MINUTE, (w.prewarm + w.keep_alive) * MINUTE
         idle = obs.now - (obs.last_request if obs.last_request is not None else 0.0)
         figures = (idle, end)

@@ -2,7 +2,9 @@
 
 Adding a policy: write its module (a class with ``name``, ``seed_scale_in`` and ``decide``, and its
 param section if it has tunables) and add one row to :data:`POLICIES`. The simulation's section table
-(``engine.sim.registry``) lists the sections named here.
+(``engine.sim.registry``) lists the sections named here. Both tables are :class:`~engine.core.plugins.PluginTable`:
+installed packages (entry-point groups ``scalelab.scaling_policies`` and ``scalelab.function_scalers``) and
+``engine.plugins.register_*`` add to them; a plugin's ``decide`` is guarded (:class:`GuardedPolicy`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from dataclasses import dataclass
 
 import param
 
-from engine.autoscaling.base import ScalingPolicy
+from engine.autoscaling.base import ScalingObservation, ScalingPolicy, ScalingVerdict
 from engine.autoscaling.functions import (
     AverageRpsScaler,
+    FunctionObservation,
     FunctionScaler,
+    FunctionVerdict,
     HPATarget,
     Overlay,
     PolicyScaler,
@@ -28,6 +32,7 @@ from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
 from engine.core.params import ParamError, Section
+from engine.core.plugins import PluginError, PluginTable, extend_selector, missing_methods, one_line
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class PolicyEntry:
     reads: tuple[str, ...] = ()
 
 
-POLICIES: dict[str, PolicyEntry] = {
+_BUILTIN_POLICIES: dict[str, PolicyEntry] = {
     "queue_drain": PolicyEntry(
         lambda s: QueueDrainPolicy(),
         (),
@@ -62,6 +67,60 @@ POLICIES: dict[str, PolicyEntry] = {
 POLICY_SECTIONS: dict[str, type[Section]] = {"hpa": HPAParams, "kpa": KPAParams, "keda": KEDAParams}
 
 
+def plugin_section(plugin: type) -> type[Section] | None:
+    """A plugin's param section (its ``params`` class attribute, a :class:`Section` with a ``key``), or None."""
+    section = getattr(plugin, "params", None)
+    if section is None:
+        return None
+    if not (isinstance(section, type) and issubclass(section, Section) and section.key):
+        raise PluginError(f"plugin {plugin.name!r}: params must be a Section subclass with a key")
+    return section
+
+
+def _first_line(plugin: type) -> str:
+    return (plugin.__doc__ or plugin.name).strip().splitlines()[0]
+
+
+class GuardedPolicy:
+    """A plugin policy whose ``decide`` that raises or answers something other than a verdict is one line naming it."""
+
+    def __init__(self, policy: ScalingPolicy, point: str = "scaling_policies"):
+        self.policy = policy
+        self.name = policy.name
+        self.seed_scale_in = bool(getattr(policy, "seed_scale_in", False))
+        self.label = f"plugin {policy.name!r} ({point})"
+
+    def decide(self, obs: ScalingObservation) -> ScalingVerdict:
+        try:
+            verdict = self.policy.decide(obs)
+        except Exception as e:
+            raise PluginError(f"{self.label}: decide raised {one_line(e)}") from None
+        desired = getattr(verdict, "desired", None)
+        if not isinstance(verdict, ScalingVerdict) or (
+            desired is not None and (isinstance(desired, bool) or not isinstance(desired, int) or desired < 0)
+        ):
+            raise PluginError(f"{self.label}: decide returned {verdict!r:.80}; allowed: a ScalingVerdict with desired None or an int >= 0")
+        return verdict
+
+
+def _adapt_policy(plugin: type) -> tuple[str, PolicyEntry]:
+    section = plugin_section(plugin)
+    key = section.key if section is not None else None
+
+    def build(sections: Mapping[str, Section]) -> ScalingPolicy:
+        return GuardedPolicy(plugin(sections.get(key)) if key else plugin())
+
+    return plugin.name, PolicyEntry(build, (key,) if key else (), _first_line(plugin))
+
+
+def _check_policy(plugin: type) -> str | None:
+    return missing_methods(plugin, "decide")
+
+
+#: Every scaling policy by name: the built-ins, then plugins (``engine.plugins.register_scaling_policy``).
+POLICIES: PluginTable[PolicyEntry] = PluginTable("scaling_policies", _BUILTIN_POLICIES, _adapt_policy, _check_policy)
+
+
 class PolicyParams(Section):
     """Which scaling policy decides the worker count; the rest of the controller is shared."""
 
@@ -69,10 +128,13 @@ class PolicyParams(Section):
 
     kind = param.Selector(
         default="queue_drain",
-        objects=list(POLICIES),
+        objects=list(_BUILTIN_POLICIES),
         label="Scaling policy",
-        doc="; ".join(f"{k}: {e.doc}" for k, e in POLICIES.items()) + ".",
+        doc="; ".join(f"{k}: {e.doc}" for k, e in _BUILTIN_POLICIES.items()) + "; and any plugin registered.",
     )
+
+
+POLICIES.on_register(lambda name, plugin: extend_selector(PolicyParams, "kind", name))
 
 
 def policies_reading(key: str) -> frozenset[str] | None:
@@ -132,7 +194,7 @@ def _keda(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
     return PolicyScaler("keda", KEDAPolicy(Overlay(s["keda"], fn, names), Overlay(s["hpa"], fn, _HPA_NAMES)), fn)  # type: ignore[arg-type]
 
 
-FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
+_BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
     "none": FunctionScalerEntry(None, 0.0, "a fixed count: min_replicas replicas"),
     "per_request": FunctionScalerEntry(
         None, 0.0, "public FaaS clouds: a request without an idle warm instance starts one (cold); idle_timeout expires them"
@@ -145,7 +207,7 @@ FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
     "scale_to_zero": FunctionScalerEntry(
-        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid")),  # type: ignore[arg-type]
+        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid"), s),  # type: ignore[arg-type]
         30.0,
         "OpenFaaS: zero after idle_timeout (or keep_alive hybrid's windows), woken by the gateway",
     ),
@@ -158,6 +220,44 @@ FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: PolicyScaler("queue_drain", QueueDrainPolicy(), fn), 10.0, "the seed's drain-time band on the waiting requests"
     ),
 }
+
+
+class GuardedScaler:
+    """A plugin function scaler whose ``decide`` that raises or answers a bad verdict is one line naming it."""
+
+    def __init__(self, scaler: FunctionScaler):
+        self.scaler = scaler
+        self.name = scaler.name
+        self.label = f"plugin {scaler.name!r} (function_scalers)"
+
+    def decide(self, obs: FunctionObservation) -> FunctionVerdict:
+        try:
+            verdict = self.scaler.decide(obs)
+        except Exception as e:
+            raise PluginError(f"{self.label}: decide raised {one_line(e)}") from None
+        desired = getattr(verdict, "desired", None)
+        if not isinstance(verdict, FunctionVerdict) or (
+            desired is not None and (isinstance(desired, bool) or not isinstance(desired, int) or desired < 0)
+        ):
+            raise PluginError(f"{self.label}: decide returned {verdict!r:.80}; allowed: a FunctionVerdict with desired None or an int >= 0")
+        return verdict
+
+
+def _adapt_function_scaler(plugin: type) -> tuple[str, FunctionScalerEntry]:
+    """A plugin scaler is built as ``plugin(fn_section)`` (and ``plugin(fn_section, its_section)`` with ``params``)."""
+    section = plugin_section(plugin)
+    key = section.key if section is not None else None
+
+    def build(fn: Section, sections: Mapping[str, Section]) -> FunctionScaler:
+        return GuardedScaler(plugin(fn, sections.get(key)) if key else plugin(fn))
+
+    return plugin.name, FunctionScalerEntry(build, float(getattr(plugin, "interval", 10.0)), _first_line(plugin))
+
+
+#: Every per-function scaler by name: the built-ins, then plugins (``engine.plugins.register_function_scaler``).
+FUNCTION_SCALERS: PluginTable[FunctionScalerEntry] = PluginTable(
+    "function_scalers", _BUILTIN_FUNCTION_SCALERS, _adapt_function_scaler, _check_policy
+)
 
 
 def make_function_scaler(fn: Section, sections: Mapping[str, Section]) -> FunctionScaler | None:

@@ -18,7 +18,9 @@ from engine.cluster.importers.openb import openb, read_openb_nodes
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
 from engine.cluster.synth import _buckets, _prepull, catalogue_registry, cloud_regions, faas_edge, urban_sensing
+from engine.cluster.topologies import TOPOLOGIES, TOPOLOGY_TABLE
 from engine.core.params import ParamError
+from engine.core.plugins import PluginError, one_line
 
 
 def _check_dump(params: ClusterParams, name: str, noun: str, command: str, load: Callable[[Path], object]) -> None:
@@ -53,10 +55,25 @@ def check_files(params: ClusterParams) -> None:
         _check_dump(params, "kube_snapshot_pods_file", *pods)
 
 
+def _plugin_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
+    label = f"plugin {params.topology!r} (cluster_topologies)"
+    try:
+        cluster = TOPOLOGY_TABLE.plugin_class(params.topology)().build(params, rng)
+    except ParamError:
+        raise
+    except Exception as e:
+        raise PluginError(f"{label}: build raised {one_line(e)}") from None
+    if not isinstance(cluster, Cluster) or cluster.n < 1:
+        raise PluginError(f"{label}: build returned {cluster!r:.80}; allowed: a Cluster with at least one node")
+    return cluster
+
+
 def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
     """The cluster ``params`` describe, seeded from ``rng`` and ``params.seed_offset``."""
     seeded = np.random.default_rng([int(rng.integers(2**63)), params.seed_offset])
-    if params.topology == "cloud_regions":
+    if params.topology not in TOPOLOGIES:  # a plugin's layout
+        cluster = _plugin_cluster(params, seeded)
+    elif params.topology == "cloud_regions":
         cluster = cloud_regions(params.nodes, params.regions, seeded, params.storage_nodes, params.edge_fraction)
     elif params.topology in ("urban_sensing", "faas_edge"):
         cluster = (urban_sensing if params.topology == "urban_sensing" else faas_edge)(

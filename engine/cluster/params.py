@@ -9,8 +9,9 @@ from __future__ import annotations
 import param
 
 from engine.cluster.model import CAPABILITY, IMAGE_CATALOGUE, RECEIVES_FROM, WORKER_INPUT, Container, MiB, Pod, gpu_request
-from engine.cluster.topologies import TOPOLOGIES, TOPOLOGY_FIELDS
+from engine.cluster.topologies import TOPOLOGIES, TOPOLOGY_FIELDS, TOPOLOGY_TABLE, topology_fields
 from engine.core.params import ParamError, Section
+from engine.core.plugins import extend_selector
 
 
 class ClusterParams(Section):
@@ -107,7 +108,7 @@ class ClusterParams(Section):
     def unread(self, named: set[str]) -> list[tuple[str, str]]:
         """Of the fields a scenario ``named``, those the chosen topology never reads (:data:`TOPOLOGY_FIELDS`)."""
         specific = {name for fields in TOPOLOGY_FIELDS.values() for name in fields}
-        unread = sorted(named & specific - set(TOPOLOGY_FIELDS[self.topology]))
+        unread = sorted(named & specific - set(topology_fields(self.topology)))
         return [
             (
                 name,
@@ -131,3 +132,6 @@ class ClusterParams(Section):
             gpus=self.worker_gpus,
             gpu_models=tuple(m for m in self.worker_gpu_models.split("|") if m),
         )
+
+
+TOPOLOGY_TABLE.on_register(lambda name, plugin: extend_selector(ClusterParams, "topology", name))

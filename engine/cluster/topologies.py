@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from engine.core.plugins import PluginTable, missing_methods
+
 TOPOLOGIES: dict[str, str] = {
     "cloud_regions": "synthesized cloud regions (Skippy's scalability layout)",
     "urban_sensing": "an urban-sensing edge layout: cells of small devices, cloudlets, a cloud region",
@@ -23,3 +25,15 @@ TOPOLOGY_FIELDS: dict[str, tuple[str, ...]] = {
     "kube_nodes": ("kube_nodes_file",),
     "kube_snapshot": ("kube_snapshot_nodes_file", "kube_snapshot_pods_file"),
 }
+
+
+#: Every layout by name: the built-ins (their doc) and plugins (a class with ``build(params, rng) -> Cluster`` and
+#: ``reads``, the cluster fields it reads; ``engine.plugins.register_topology``, group ``scalelab.cluster_topologies``).
+TOPOLOGY_TABLE: PluginTable[object] = PluginTable("cluster_topologies", TOPOLOGIES, check=lambda cls: missing_methods(cls, "build"))
+
+
+def topology_fields(topology: str) -> tuple[str, ...]:
+    """The layout-specific cluster fields ``topology`` reads (a plugin's ``reads``)."""
+    if topology in TOPOLOGY_FIELDS:
+        return TOPOLOGY_FIELDS[topology]
+    return tuple(getattr(TOPOLOGY_TABLE.plugin_class(topology), "reads", ()))

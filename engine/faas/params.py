@@ -16,6 +16,7 @@ import param
 from engine.autoscaling.keepalive import KEEPALIVE_POLICIES
 from engine.autoscaling.registry import FUNCTION_SCALERS
 from engine.core.params import ParamError, Section
+from engine.core.plugins import extend_selector
 from engine.faas.measured import STARTUP_PROFILES, load_measurements
 from engine.faas.simulators import SIMULATORS, FunctionSimulator
 from engine.faas.slots import MAX_FUNCTIONS, SLOT_KEYS  # noqa: F401 (MAX_FUNCTIONS: re-exported, its home was here)
@@ -79,8 +80,8 @@ class FunctionParams(Section):
     )
     simulator = param.Selector(
         default="measured",
-        objects=list(SIMULATORS),
-        doc="Function simulator: " + "; ".join(f"{k}: {c.doc}" for k, c in SIMULATORS.items()) + ".",
+        objects=list(SIMULATORS.builtins),
+        doc="Function simulator: " + "; ".join(f"{k}: {c.doc}" for k, c in SIMULATORS.builtin_entries().items()) + "; and any plugin.",
     )
     execution_seconds = param.Number(1.0, bounds=(0.0, 86400.0), step=0.1, doc="fixed simulator: seconds per request.")
     startup_seconds = param.Number(
@@ -93,7 +94,9 @@ class FunctionParams(Section):
     data_out_mib = param.Number(0.0, bounds=(0.0, 100000.0), step=1.0, doc="MiB each request writes to storage.")
     # -- scaling
     scaler = param.Selector(
-        default="none", objects=list(FUNCTION_SCALERS), doc="; ".join(f"{k}: {e.doc}" for k, e in FUNCTION_SCALERS.items()) + "."
+        default="none",
+        objects=list(FUNCTION_SCALERS.builtins),
+        doc="; ".join(f"{k}: {e.doc}" for k, e in FUNCTION_SCALERS.builtin_entries().items()) + "; and any plugin registered.",
     )
     min_replicas = param.Integer(1, bounds=(0, 1000), doc="Fewest replicas (0 lets kpa, keda, scale_to_zero and per_request reach zero).")
     max_replicas = param.Integer(20, bounds=(1, 1000), doc="Most replicas (per_request: the concurrency limit on instances).")
@@ -129,7 +132,7 @@ class FunctionParams(Section):
     )
     keep_alive = param.Selector(
         default="fixed",
-        objects=list(KEEPALIVE_POLICIES),
+        objects=list(KEEPALIVE_POLICIES.builtins),
         doc="scale_to_zero: fixed (zero after idle_timeout) or hybrid (Shahrad et al. 2020: pre-warm and keep-alive windows "
         "from a histogram of this function's idle times).",
     )
@@ -209,6 +212,9 @@ class FunctionParams(Section):
         return self.function or type(self).key
 
 
+FUNCTION_SCALERS.on_register(lambda name, plugin: extend_selector(FunctionParams, "scaler", name))
+KEEPALIVE_POLICIES.on_register(lambda name, plugin: extend_selector(FunctionParams, "keep_alive", name))
+
 #: The function slots, one section class per key (``fn1`` .. ``fn6``), an explicit table.
 FUNCTION_SLOTS: dict[str, type[FunctionParams]] = {
     key: type(f"Function{i}Params", (FunctionParams,), {"key": key, "__doc__": f"Function slot {i}: one deployment."})
@@ -250,9 +256,8 @@ class FunctionFaultParams(Section):
 
 
 def register_simulator(name: str, cls: type[FunctionSimulator]) -> None:
-    """Add a function simulator to the table and to every function slot's ``simulator`` choices."""
-    SIMULATORS[name] = cls
-    for slot in (FunctionParams, *FUNCTION_SLOTS.values()):
-        objects = list(slot.param["simulator"].objects)
-        if name not in objects:
-            slot.param["simulator"].objects = [*objects, name]
+    """Add a function simulator to the table (and so to every function slot's ``simulator`` choices)."""
+    SIMULATORS.register(cls, name=name)
+
+
+SIMULATORS.on_register(lambda name, plugin: extend_selector(FunctionParams, "simulator", name))

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from engine.core.plugins import PluginTable
 from engine.faas.measured import STARTUP_HOST, Measurements
 
 REFERENCE_PULL_BPS = 1.25e7  # HackedFittedStartupTimeOracle's assumed 100 Mbit/s registry link
@@ -101,4 +102,8 @@ class TraceSimulator(MeasuredSimulator):
 
 
 #: The simulators a function can name (``fnN.simulator``).
-SIMULATORS: dict[str, type[FunctionSimulator]] = {"measured": MeasuredSimulator, "fixed": FixedSimulator, "trace": TraceSimulator}
+SIMULATORS: PluginTable[type[FunctionSimulator]] = PluginTable(
+    "function_simulators",
+    {"measured": MeasuredSimulator, "fixed": FixedSimulator, "trace": TraceSimulator},
+    check=lambda cls: None if isinstance(cls, type) and issubclass(cls, FunctionSimulator) else "must subclass FunctionSimulator",
+)

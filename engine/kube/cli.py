@@ -62,6 +62,13 @@ def _scheduler_arguments(parser: argparse.ArgumentParser, scheduler_name_default
         help="scoring rules: skippy (edgerun-skippy-core, 0-10) or kube (current kube-scheduler, 0-100) (default: skippy)",
     )
     parser.add_argument(
+        "--kube-version",
+        choices=["current", "v1.20"],
+        default=None,
+        help="kube mode's profile: current (the weights given) or v1.20 (kube-scheduler v1.20.2's default plugins, weights and formulas)"
+        " (default: current; same as --set kube_version=...)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -123,7 +130,8 @@ def _name(value: str | None) -> str | None:
 
 
 def _params(args: argparse.Namespace) -> SchedulerParams:
-    return scheduler_params(args.mode, args.weights, args.use_default, args.set)
+    settings = [*args.set, *([f"kube_version={args.kube_version}"] if args.kube_version else [])]
+    return scheduler_params(args.mode, args.weights, args.use_default, settings)
 
 
 def _check_serve(args: argparse.Namespace) -> None:
@@ -183,11 +191,17 @@ def _serve(args: argparse.Namespace) -> int:
         retry_interval=args.retry_interval,
         backoff_max=args.backoff_max,
     )
+    from engine.kube.access import check_access
+
+    source = "--kube-config" if args.kube_config is not None else "in-cluster config"
+    missing = check_access(api_client, source, options.namespace, args.request_timeout)
     try:
         daemon = SchedulerDaemon(api_client, params, options)
     except OSError as e:
         raise ParamError("--health-port", f"cannot listen on {args.bind_address}:{args.health_port} ({e.strerror or e})") from None
     logging.getLogger("engine.kube").info("scheduler: %s", describe(params))
+    if missing:
+        daemon.denials.report(*missing)  # one error line; the daemon runs on and retries
 
     def on_signal(signum: int, frame: object) -> None:
         logging.getLogger("engine.kube").info("%s: finishing the current binding, then stopping", signal.Signals(signum).name)

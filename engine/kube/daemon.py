@@ -82,6 +82,34 @@ class DaemonOptions:
         return self.scheduler_name or "skippy-scheduler"
 
 
+class Denials:
+    """403 Forbidden answers: each call refused is said once, as one error line; repeats go to the debug log.
+
+    A user without a right the scheduler needs gets one clear line, not a warning per retry; the daemon runs on
+    (and retries with back-off), so RBAC granted later takes effect without a restart.
+    """
+
+    HINT = "grant the ClusterRole of deploy/clusterrole.yaml to this user; retrying with back-off"
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def report(self, *calls: str) -> None:
+        """These calls were refused (403): one error line for those not reported before."""
+        with self._lock:
+            new = [c for c in calls if c not in self._said]
+            self._said.update(new)
+        if new:
+            log.error("403 Forbidden: this user may not %s; %s", ", ".join(new), self.HINT)
+        else:
+            log.debug("403 Forbidden again: %s", ", ".join(calls))
+
+    def __contains__(self, call: str) -> bool:
+        with self._lock:
+            return call in self._said
+
+
 class Backoff:
     """Doubling delays from ``initial`` up to ``maximum``; :meth:`reset` after a success."""
 
@@ -126,8 +154,11 @@ def _shutdown(resp: Any) -> None:
 class Reflector:
     """Lists one resource, then watches it from the list's version, feeding ``out``; relists after 410 Gone."""
 
-    def __init__(self, kind: str, list_call: Any, out: queue.Queue, stop: threading.Event, options: DaemonOptions):
+    def __init__(
+        self, kind: str, list_call: Any, out: queue.Queue, stop: threading.Event, options: DaemonOptions, denials: Denials | None = None
+    ):
         self.kind = kind
+        self._denials = denials or Denials()
         self._list_call = list_call
         self._out = out
         self._stop = stop
@@ -169,7 +200,10 @@ class Reflector:
                     version = None
                     continue
                 delay = backoff.next()
-                log.warning("%s: API error %s (%s); retrying in %.1f s", self.kind, e.status, (e.reason or "").strip(), delay)
+                if e.status == 403:
+                    self._denials.report(f"list {self.kind}")
+                else:
+                    log.warning("%s: API error %s (%s); retrying in %.1f s", self.kind, e.status, (e.reason or "").strip(), delay)
                 self._stop.wait(delay)
             except Exception as e:  # noqa: BLE001  (timeouts, refused connections, a stream the client cannot read)
                 if self._stop.is_set():
@@ -248,9 +282,10 @@ class Binder:
 
     BOUND, TAKEN, GONE, RETRY = "bound", "taken", "gone", "retry"
 
-    def __init__(self, core: client.CoreV1Api, options: DaemonOptions):
+    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, denials: Denials | None = None):
         self.core = core
         self.options = options
+        self.denials = denials or Denials()
 
     def bind(self, record: KubePod, node: str) -> str:
         """Bind ``record`` to ``node``: BOUND, TAKEN (bound elsewhere), GONE (deleted) or RETRY."""
@@ -271,6 +306,9 @@ class Binder:
                 return self._read_back(record, node, conflict=True)
             if e.status == 404:
                 return self.GONE
+            if e.status == 403:
+                self.denials.report("create pods/binding")
+                return self.RETRY
             log.warning("binding %s to %s: API error %s (%s)", record.key, node, e.status, (e.reason or "").strip())
             return self.RETRY
         except _NETWORK_ERRORS as e:  # a POST is not retried by the client; it may still have applied
@@ -303,9 +341,10 @@ class Binder:
 class EventRecorder:
     """core/v1 Events on pods; an event repeating the last one for the same pod and reason bumps its count."""
 
-    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, memory: int = 4096):
+    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, memory: int = 4096, denials: Denials | None = None):
         self.core = core
         self.options = options
+        self.denials = denials or Denials()
         self._last: OrderedDict[tuple[str, str, str], tuple[str, str, int]] = OrderedDict()  # -> (event name, message, count)
         self._memory = memory
 
@@ -343,7 +382,12 @@ class EventRecorder:
             )
             self.core.create_namespaced_event(record.namespace, body, _request_timeout=self.options.request_timeout)
             self._remember(key, (name, message, 1))
-        except (ApiException, *_NETWORK_ERRORS, ValueError) as e:
+        except ApiException as e:
+            if e.status == 403:
+                self.denials.report("patch events" if last is not None and last[1] == message else "create events")
+            else:
+                log.warning("could not record the %s event on %s: %s", reason, record.key, e.status)
+        except (*_NETWORK_ERRORS, ValueError) as e:
             log.warning("could not record the %s event on %s: %s", reason, record.key, getattr(e, "status", None) or e)
 
     def _remember(self, key: tuple[str, str, str], value: tuple[str, str, int]) -> None:
@@ -363,14 +407,15 @@ class SchedulerDaemon:
         self.options = options or DaemonOptions()
         self.core = client.CoreV1Api(api_client)
         self.state = ClusterState(params, self.options.scheduler_name, self.options.namespace)
-        self.binder = Binder(self.core, self.options)
-        self.recorder = EventRecorder(self.core, self.options)
+        self.denials = Denials()
+        self.binder = Binder(self.core, self.options, self.denials)
+        self.recorder = EventRecorder(self.core, self.options, denials=self.denials)
         self.decisions: deque[tuple[KubePod, PlacementDecision]] = deque(maxlen=256)
         self._inbox: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self.reflectors = {
-            "nodes": Reflector("nodes", self.core.list_node, self._inbox, self._stop, self.options),
-            "pods": Reflector("pods", self.core.list_pod_for_all_namespaces, self._inbox, self._stop, self.options),
+            "nodes": Reflector("nodes", self.core.list_node, self._inbox, self._stop, self.options, self.denials),
+            "pods": Reflector("pods", self.core.list_pod_for_all_namespaces, self._inbox, self._stop, self.options, self.denials),
         }
         self._listed: set[str] = set()
         self._attempts: dict[str, int] = {}
@@ -497,7 +542,11 @@ class SchedulerDaemon:
         """A node or pod record, or None (logged) when the object is malformed."""
         source = f"{kind} from the API"
         try:
-            return parse_kube_node(source, where or "node", obj) if kind == "nodes" else parse_kube_pod(source, where, obj)
+            return (
+                parse_kube_node(source, where or "node", obj, arch_required=False)
+                if kind == "nodes"
+                else parse_kube_pod(source, where, obj)
+            )
         except KubeObjectError as e:
             log.warning("skipped a malformed object: %s", e)
             return None
@@ -576,5 +625,7 @@ class SchedulerDaemon:
             log.info("%s was bound by someone else (409 Conflict): dropped", record.key)
         elif outcome == Binder.GONE:
             log.info("%s is gone: dropped", record.key)
+        elif "create pods/binding" in self.denials:
+            log.debug("binding %s refused (403); retrying in %.1f s", record.key, delay)
         else:
             log.warning("binding %s failed; retrying in %.1f s", record.key, delay)

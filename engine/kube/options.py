@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from engine.core.inputs import load_yaml
 from engine.core.params import ParamError, apply_checked, coerce
+from engine.scheduling.kube_profiles import KUBE_PROFILES
 from engine.scheduling.params import PRIORITY_KEYS, SKIPPY_PRIORITIES, SchedulerParams, weight_name
 
 DEFAULT_PAIR = ("balanced_resource", "image_locality")  # the seed's --use-default priorities
@@ -61,5 +62,9 @@ def scheduler_params(
 
 def describe(params: SchedulerParams) -> str:
     """``mode skippy, weights BalancedResource 1, ...`` (the non-zero weights), for logs and plan headers."""
+    profile = KUBE_PROFILES[params.kube_version]
+    if params.mode == "kube" and profile.plugins:
+        weights = ", ".join(f"{p.name} {w:g}" for p, w in profile.plugins)
+        return f"mode kube, kube_version {profile.version}, weights {weights}, percentage_of_nodes_to_score {params.percentage_of_nodes_to_score}"
     weights = ", ".join(f"{k} {w:g}" for k, w in params.weights().items() if w)
     return f"mode {params.mode}, weights {weights or 'all 0'}, percentage_of_nodes_to_score {params.percentage_of_nodes_to_score}"

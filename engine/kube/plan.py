@@ -72,7 +72,7 @@ def plan(
     Raises :class:`~engine.cluster.importers.kube.KubeObjectError` naming the file, object and field for bad input.
     """
     state = ClusterState(params, scheduler_name, namespace)
-    state.set_nodes(load_kube_nodes(nodes_path))
+    state.set_nodes(load_kube_nodes(nodes_path, arch_required=False))  # as the daemon: kube-scheduler never reads it
     state.set_pods(load_kube_pods(pods_path))
     pods, decisions = [], []
     while queue := state.queue():

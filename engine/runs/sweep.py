@@ -38,6 +38,7 @@ import pyarrow as pa
 from engine.core.params import split_key
 from engine.runs.dataset import SweepDataset, rows_table
 from engine.runs.spec import SweepError, SweepSpec, kpi_names, load_sweep, sweep_from_dict
+from engine.sim.provenance import adopt_plugins, carried_plugins
 from engine.sim.registry import SECTION_CLASSES
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 from engine.sim.simulation import Simulation
@@ -73,6 +74,7 @@ class SweepTask:
     until: float
     kpis: tuple[str, ...]
     keep_recording: bool = False
+    plugins: tuple = ()  # (point, class, provenance) of each plugin registered in the planning process (a notebook's)
 
 
 @dataclass
@@ -135,6 +137,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     points = spec.points()
     tasks: list[SweepTask] = []
     checked: dict[str, dict[str, Any]] = {}  # a point repeated by a random design is checked once
+    carried = carried_plugins()
     for i, values in enumerate(points):
         ident = json.dumps(values, sort_keys=True, default=str)
         if ident not in checked:
@@ -149,7 +152,8 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
                 raise SweepError(f"{spec.origin}: point {i} ({label}): {str(e).removeprefix(': ')}") from None
         for seed in spec.seeds:
             scenario = checked[ident]
-            tasks.append(SweepTask(run_key(scenario, seed, horizon), i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings))
+            key = run_key(scenario, seed, horizon)
+            tasks.append(SweepTask(key, i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings, carried))
     kpi_types = kpi_names(spec.scenario)
     fields = [pa.field("point", pa.int64())]
     for axis in spec.axes:
@@ -169,6 +173,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
 def run_task(task: SweepTask) -> dict[str, Any]:
     """Run one sweep task (on a Dask worker or in-process): its KPIs, wall and CPU seconds, and its recording if kept."""
     wall0, cpu0 = time.perf_counter(), time.process_time()
+    adopt_plugins(task.plugins)
     sim = Simulation(Scenario.from_dict(task.scenario, origin="sweep task"), seed=task.seed)
     sim.advance(task.until)
     summary = sim.summary()

@@ -49,43 +49,35 @@ import numpy as np
 from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
 from engine.core.params import tunable_names
-from engine.scheduling.balanced import BalancedAllocation, BalancedResource
 from engine.scheduling.base import Predicate, Priority, ScoringContext
-from engine.scheduling.best_fit import BestFitPolicy
-from engine.scheduling.capability import Capability
-from engine.scheduling.data_locality import DataLocality
-from engine.scheduling.dot_product import DotProductPolicy
 from engine.scheduling.fgd import FgdPolicy
-from engine.scheduling.gpu_clustering import GpuClusteringPolicy
-from engine.scheduling.gpu_packing import GpuPackingPolicy
 from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
-from engine.scheduling.gpu_random import RandomPolicy
-from engine.scheduling.image_locality import ImageLocality, LatencyAwareImageLocality
-from engine.scheduling.least_allocated import LeastAllocated
-from engine.scheduling.locality_type import LocalityType
+from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
+from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
+from engine.scheduling.scoring import add_weighted, first_best
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Every priority, in the order the weighted sum adds them (Skippy's default order first).
-PRIORITIES: tuple[Priority, ...] = (
-    BalancedResource(),
-    LatencyAwareImageLocality(),
-    LocalityType(),
-    DataLocality(),
-    Capability(),
-    ImageLocality(),
-    BalancedAllocation(),
-    LeastAllocated(),
-)
+__all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings"]
 
 
-#: The FGD paper's policies by the name ``SchedulerParams.gpu_policy`` gives them.
-GPU_POLICIES: dict[str, type[GpuPolicy]] = {
-    cls.name: cls for cls in (RandomPolicy, DotProductPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy, FgdPolicy)
-}
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    """The scheduler's params as read once per change (:meth:`Scheduler.settings`)."""
+
+    mode: str
+    percentage_of_nodes_to_score: int
+    avoid_storage_nodes: bool
+    weights: tuple[float, ...]  # one per priority scored with (:attr:`Scheduler.scoring`)
+    gpu_policy: str
+    tie_break: str
+    exact_fgd: bool
+    schedule_fixed_cost: float
+    schedule_cost_per_node: float
+    extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
 
 
 def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
@@ -215,18 +207,22 @@ class Scheduler:
         params: SchedulerParams | None = None,
         rng: np.random.Generator | None = None,
         predicates: Sequence[Predicate] | None = None,
-        priorities: Sequence[Priority] = PRIORITIES,
+        priorities: Sequence[Priority] | None = None,
         explain: bool = False,
     ):
         self.cluster = cluster
         self.params = params if params is not None else SchedulerParams()
         self.rng = rng
-        self.priorities = tuple(priorities)
+        self.priorities = tuple(priorities) if priorities is not None else all_priorities()  # the built-ins and plugins
+        # explain computes zero-weight priorities too, but a plugin's only once weighted (installing one moves nothing)
+        self._silent = frozenset() if priorities is not None else frozenset(PRIORITY_TABLE) - set(PRIORITY_TABLE.builtins)
+        self.scoring: tuple[Priority, ...] = self.priorities  # the priorities scored with (kube mode: its version's profile)
         self.explain = explain
         self.start_index = 0
         self._predicates = list(predicates) if predicates is not None else None
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
-        self._settings: tuple | None = None  # snapshot of params, refreshed when any of them changes
+        self._extra_predicates: dict[str, Predicate] = {}  # plugin predicates, one instance each
+        self._settings: SchedulerSettings | None = None  # snapshot of params, refreshed when any of them changes
         order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
         self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
         self._gpu_policies: dict[str, GpuPolicy] = {}
@@ -241,22 +237,26 @@ class Scheduler:
 
         self.params.param.watch(params_changed, tunable_names(self.params))
 
-    def settings(self) -> tuple[str, int, bool, list[float], str, str, bool, float, float]:
-        """(mode, percentage_of_nodes_to_score, avoid_storage_nodes, weight per priority, gpu_policy, tie_break,
-        exact FGD score, schedule_fixed_cost, schedule_cost_per_node), read once per change."""
+    def settings(self) -> SchedulerSettings:
+        """The params as one :class:`SchedulerSettings`, read once per change."""
         if self._settings is None:
             p = self.params
             weights = [getattr(p, weight_name(priority.key)) for priority in self.priorities]
-            self._settings = (
+            if p.mode == "kube":
+                self.scoring, weights = profile_scoring(p.kube_version, self.priorities, weights)
+            else:
+                self.scoring = self.priorities
+            self._settings = SchedulerSettings(
                 p.mode,
                 p.percentage_of_nodes_to_score,
                 bool(p.avoid_storage_nodes),
-                weights,
+                tuple(weights),
                 p.gpu_policy,
                 p.tie_break,
                 p.fgd_score == "exact",
                 p.schedule_fixed_cost,
                 p.schedule_cost_per_node,
+                tuple(p.extra_predicates),
             )
         return self._settings
 
@@ -299,12 +299,21 @@ class Scheduler:
         """The predicates in force (the defaults follow ``params.avoid_storage_nodes``)."""
         if self._predicates is not None:
             return self._predicates
-        return self._default_predicates[self.settings()[2]]
+        settings = self.settings()
+        defaults = self._default_predicates[settings.avoid_storage_nodes]
+        if not settings.extra_predicates:
+            return defaults
+        extra = self._extra_predicates
+        for name in settings.extra_predicates:
+            if name not in extra:
+                extra[name] = PREDICATE_TABLE[name]()
+        return [*defaults, *(extra[name] for name in settings.extra_predicates)]
 
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
-        mode, percentage, _, weights, gpu_policy, tie_break, exact, _, _ = self.settings()
+        settings = self.settings()
+        mode, percentage, weights, gpu_policy = settings.mode, settings.percentage_of_nodes_to_score, settings.weights, settings.gpu_policy
         n = cluster.n
         masks = []
         for predicate in self.predicates():
@@ -327,19 +336,16 @@ class Scheduler:
         gpu_ctx = None
         if len(nodes) and policy is not None:
             tracker = self._pod_tracker(pod) if isinstance(policy, FgdPolicy) else None
-            gpu_ctx = GpuContext(cluster, pod, nodes, self.policy_rng, tracker, exact)
+            gpu_ctx = GpuContext(cluster, pod, nodes, self.policy_rng, tracker, settings.exact_fgd)
             raw, total = policy.score(gpu_ctx)
             results.append(PriorityResult(policy.name, 1.0, raw, total))
         elif len(nodes):
-            for priority, weight in zip(self.priorities, weights, strict=True):
-                if weight == 0 and not self.explain:
+            for priority, weight in zip(self.scoring, weights, strict=True):
+                if weight == 0 and (not self.explain or priority.key in self._silent):
                     continue
                 raw = priority.raw(ctx)
                 score = priority.normalize(ctx, raw)
-                if weight == 1.0:  # 1.0 * score is score exactly: add in place (the same sums, one array operation)
-                    total += score
-                else:
-                    total = weight * score + total  # Skippy's order: weighted scores plus the running sum
+                total = add_weighted(total, weight, score)  # Skippy's order: weighted scores plus the running sum
                 results.append(PriorityResult(priority.name, weight, raw, score))
 
         node: int | None = None
@@ -348,9 +354,9 @@ class Scheduler:
         devices: tuple[int, ...] = ()
         if len(nodes):
             if policy is not None:
-                pick = pick_best(total, nodes, tie_break, self.node_rank, self.policy_rng)
+                pick = pick_best(total, nodes, settings.tie_break, self.node_rank, self.policy_rng)
             else:
-                pick = int(np.argmax(total))
+                pick = first_best(total)
                 if mode == "kube" and self.rng is not None:
                     ties = np.flatnonzero(total == total[pick])
                     if len(ties) > 1:
@@ -379,4 +385,4 @@ class Scheduler:
     def cost_seconds(self, decision: PlacementDecision) -> float:
         """Simulated time the decision took: a fixed cost plus a cost per node scored."""
         settings = self.settings()  # the params snapshot: reading a param costs microseconds, this runs twice per decision
-        return settings[7] + settings[8] * decision.feasible
+        return settings.schedule_fixed_cost + settings.schedule_cost_per_node * decision.feasible

@@ -1,15 +1,19 @@
-"""The scheduler's tunables: scoring mode, one weight per priority, sampling and the simulated cost model."""
+"""The scheduler's tunables: scoring mode, one weight per priority (generated from the priority table), sampling and the
+simulated cost model."""
 
 from __future__ import annotations
 
 import param
 
 from engine.core.params import ParamError, Section
+from engine.core.plugins import extend_selector
+from engine.scheduling.priorities import GPU_POLICIES as GPU_POLICY_TABLE
+from engine.scheduling.priorities import PREDICATE_TABLE, PRIORITY_TABLE, PriorityRow
 
 SKIPPY_PRIORITIES = ("balanced_resource", "latency_aware_image_locality", "locality_type", "data_locality", "capability")
 KUBE_PRIORITIES = ("image_locality", "balanced_allocation", "least_allocated")
-#: Priority keys in the order the weighted sum adds them (Skippy's order first, as its float sums require).
-PRIORITY_KEYS = SKIPPY_PRIORITIES + KUBE_PRIORITIES
+#: Built-in priority keys in the order the weighted sum adds them (Skippy's order first, as its float sums require).
+PRIORITY_KEYS = PRIORITY_TABLE.builtins
 
 PRESETS: dict[str, dict[str, float]] = {
     "skippy default": {k: (1.0 if k in SKIPPY_PRIORITIES else 0.0) for k in PRIORITY_KEYS},
@@ -18,7 +22,7 @@ PRESETS: dict[str, dict[str, float]] = {
 
 
 #: The FGD paper's policies (``engine.scheduling.gpu_policy``), each scoring alone in place of the weighted priorities.
-GPU_POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+GPU_POLICIES = GPU_POLICY_TABLE.builtins
 
 
 def weight_name(priority_key: str) -> str:
@@ -26,9 +30,10 @@ def weight_name(priority_key: str) -> str:
     return f"weight_{priority_key}"
 
 
-def _weight(default: float, priority: str, doc: str) -> param.Number:
+def _weight(row: PriorityRow) -> param.Number:
     """A priority's weight: up to 100, the slider spanning 0-10 (a typed value goes beyond)."""
-    return param.Number(default, bounds=(0.0, 100.0), softbounds=(0.0, 10.0), step=0.5, label=f"{priority} weight", doc=doc)
+    label = f"{row.priority.name} weight"
+    return param.Number(row.default_weight, bounds=(0.0, 100.0), softbounds=(0.0, 10.0), step=0.5, label=label, doc=row.doc)
 
 
 class SchedulerParams(Section):
@@ -42,28 +47,9 @@ class SchedulerParams(Section):
         label="Scoring mode",
         doc="Scoring rules: 'skippy' reproduces edgerun-skippy-core 0.1.1 (0-10 scale); 'kube' follows current kube-scheduler (0-100).",
     )
-    weight_balanced_resource = _weight(
-        1.0,
-        "BalancedResource",
-        "Skippy BalancedResource: prefer nodes where the pod's cpu and memory shares of the remaining capacity are alike.",
-    )
-    weight_latency_aware_image_locality = _weight(
-        1.0, "LatencyAwareImageLocality", "Skippy LatencyAwareImageLocality: prefer nodes that can pull the missing images fastest."
-    )
-    weight_locality_type = _weight(1.0, "LocalityType", "Skippy LocalityType: prefer edge nodes (locality.skippy.io/type=edge).")
-    weight_data_locality = _weight(
-        1.0, "DataLocality", "Skippy DataLocality: prefer nodes with fast links to the storage nodes holding the pod's data."
-    )
-    weight_capability = _weight(1.0, "Capability", "Skippy Capability: prefer nodes offering the capabilities the pod's labels ask for.")
-    weight_image_locality = _weight(
-        0.0, "ImageLocality", "Kubernetes ImageLocality: prefer nodes already holding the images, scaled by how widely they are spread."
-    )
-    weight_balanced_allocation = _weight(
-        0.0, "BalancedAllocation", "Kubernetes NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced."
-    )
-    weight_least_allocated = _weight(
-        0.0, "LeastAllocated", "Kubernetes NodeResourcesFit (LeastAllocated): prefer the emptiest nodes, spreading load."
-    )
+    # one weight per priority of the table, generated here so they follow the mode as before (a class body's namespace
+    # is a plain dict); a plugin's weight is added when it is registered
+    locals().update({weight_name(key): _weight(row) for key, row in PRIORITY_TABLE.builtin_entries().items()})
     percentage_of_nodes_to_score = param.Integer(
         100,
         bounds=(0, 100),
@@ -112,20 +98,48 @@ class SchedulerParams(Section):
         "near-equal nodes tie; exact scores the fragmentation change itself.",
     )
 
+    kube_version = param.Selector(
+        default="current",
+        objects=["current", "v1.20"],
+        label="Kubernetes version (kube mode)",
+        doc="Kube mode's scoring profile: 'current' scores with the weight_* parameters (current kube-scheduler formulas); "
+        "'v1.20' is kube-scheduler v1.20.2's default profile (its plugins, weights and formulas; the weight_* parameters unused). "
+        "Recorded in the placements table's mode column (kube-v1.20).",
+    )
+
+    extra_predicates = param.List(
+        default=[],
+        item_type=str,
+        label="Extra filters",
+        doc="Plugin predicates to filter with, after the built-in ones (engine.plugins.register_predicate); none by default.",
+    )
+
     @classmethod
     def preset(cls, name: str) -> dict[str, float]:
         """Weights of a preset ('skippy default' or 'kube default') keyed by parameter name."""
         if name not in PRESETS:
             raise ParamError("scheduler.preset", f"{name!r} is not allowed; allowed: {', '.join(map(repr, PRESETS))}")
-        return {weight_name(k): w for k, w in PRESETS[name].items()}
+        return {weight_name(k): PRESETS[name].get(k, 0.0) for k in PRIORITY_TABLE}  # plugins' weights to 0
 
     def apply_preset(self, name: str) -> None:
         """Set every weight to a preset's value."""
         self.param.update(**self.preset(name))
 
     def weights(self) -> dict[str, float]:
-        """Current weights keyed by priority key."""
-        return {k: getattr(self, weight_name(k)) for k in PRIORITY_KEYS}
+        """Current weights keyed by priority key (the built-ins and every registered plugin)."""
+        return {k: getattr(self, weight_name(k)) for k in PRIORITY_TABLE if weight_name(k) in self.param}
 
     def check(self) -> None:
-        pass
+        for i, name in enumerate(self.extra_predicates):
+            if name not in PREDICATE_TABLE:
+                allowed = ", ".join(PREDICATE_TABLE) or "none registered (engine.plugins.register_predicate)"
+                raise ParamError(f"scheduler.extra_predicates[{i}]", f"{name!r} is not a predicate; allowed: {allowed}")
+
+
+def _add_weight(key: str, row: PriorityRow) -> None:
+    if weight_name(key) not in SchedulerParams.param:
+        SchedulerParams.param.add_parameter(weight_name(key), _weight(row))
+
+
+PRIORITY_TABLE.on_register(lambda key, plugin: _add_weight(key, PRIORITY_TABLE[key]))
+GPU_POLICY_TABLE.on_register(lambda name, plugin: extend_selector(SchedulerParams, "gpu_policy", name))

@@ -36,7 +36,7 @@ parameters take effect only when a new service is built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -48,14 +48,16 @@ from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, NodeSpec, Pod
 from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
-from engine.scheduling.params import SchedulerParams, weight_name
+from engine.scheduling.kube_profiles import mode_label
+from engine.scheduling.params import SchedulerParams
+from engine.scheduling.priorities import PRIORITY_TABLE, PriorityWeights
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: The ``SchedulerParams`` weight of each priority, by the name the ``breakdowns`` table gives it (a view re-scores
 #: a recorded decision with new weights through it).
-PRIORITY_WEIGHTS: dict[str, str] = {p.name: weight_name(p.key) for p in PRIORITIES}
+PRIORITY_WEIGHTS: Mapping[str, str] = PriorityWeights()
 
 NODES = table(
     "nodes",
@@ -102,7 +104,7 @@ PLACEMENTS = table(
         ("gpu_count", "int64", "GPU devices the pod takes (0: none)"),
         ("gpu_milli", "int64", "milli-GPU the pod takes on each of its devices (1000: whole devices; below: a share)"),
         ("gpu_devices", "Int64", "bind/release/lost: the devices of the node, as a bit mask (bit d set: device d; 0 without GPUs)"),
-        ("mode", "string", "bind/pending: scheduler mode (skippy | kube)"),
+        ("mode", "string", "bind/pending: scheduler mode (skippy | kube | kube-v1.20: kube mode with SchedulerParams.kube_version)"),
         ("decision", "Int64", "bind/pending: the decision's number (its breakdown rows carry it)"),
     ],
 )
@@ -130,7 +132,7 @@ def breakdowns_spec(history: int, nodes: int) -> TableSpec:
         "breakdowns",
         f"Nodes x priorities of the newest {history} placement decisions (one block per decision).",
         BREAKDOWN_COLUMNS,
-        bound=max(1, history) * max(1, nodes) * len(PRIORITIES),
+        bound=max(1, history) * max(1, nodes) * max(len(PRIORITIES), len(PRIORITY_TABLE)),
         layout="blocks",
     )
 
@@ -248,7 +250,7 @@ class PlacementService:
                 "gpu_count": count,
                 "gpu_milli": milli,
                 "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else self.scheduler.settings()[0],
+                "mode": None if decision is None else mode_label(self.scheduler.settings().mode, self.scheduler_params.kube_version),
                 "decision": number,
             },
         )

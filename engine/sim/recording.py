@@ -26,9 +26,16 @@ RECORDING_VERSION = 1
 
 
 def make_recording(
-    scenario: Mapping[str, Any], seed: int, inputs: Sequence[Mapping[str, Any]], until: float, samples: pd.DataFrame
+    scenario: Mapping[str, Any],
+    seed: int,
+    inputs: Sequence[Mapping[str, Any]],
+    until: float,
+    samples: pd.DataFrame,
+    plugins: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """A recording: the scenario (as a dict), the seed, the inputs with their times, the horizon, the samples' digest."""
+    """A recording: the scenario (as a dict), the seed, the inputs with their times, the horizon, the samples' digest,
+    and the plugins the run uses (only when it uses any: ``engine.sim.provenance``)."""
+    extra = {"plugins": [dict(p) for p in plugins]} if plugins else {}
     return {
         "format": RECORDING_FORMAT,
         "version": RECORDING_VERSION,
@@ -37,6 +44,7 @@ def make_recording(
         "inputs": json.loads(json.dumps(list(inputs))),
         "until": until,
         "samples_sha256": frame_digest(samples),
+        **extra,
     }
 
 

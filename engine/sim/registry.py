@@ -13,15 +13,19 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from engine.autoscaling.keepalive import HybridHistogramParams
-from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
+from engine.autoscaling.keepalive import KEEPALIVE_POLICIES, HybridHistogramParams
+from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
 from engine.cluster.params import ClusterParams
+from engine.cluster.topologies import TOPOLOGY_TABLE
 from engine.core.params import ParamError, Section
+from engine.core.plugins import PluginError, PluginTable
+from engine.faas.simulators import SIMULATORS
 from engine.faas.slots import SLOT_KEYS
 from engine.nodescaling.slots import GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
+from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITY_TABLE
 from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
@@ -148,9 +152,64 @@ def check_files(key: str, section: Section) -> None:
 
 def world_sections(world: str, named: set[str]) -> list[str]:
     """The sections a run of ``world`` has when its scenario names the sections in ``named``."""
+    load_plugins()
     entry = WORLDS.get(world)
     if entry is None:
         raise ParamError("run.world", f"{world!r} is not a world; allowed: {', '.join(WORLDS)}")
     optional = {k for k in entry.optional if k in named}
     optional |= {BRINGS[k] for k in optional if k in BRINGS and BRINGS[k] in entry.optional}
-    return [k for k in SECTIONS if k in entry.sections or k in optional]
+    return [k for k in SECTIONS if k in entry.sections or k in optional or world in PLUGIN_SECTION_WORLDS.get(k, ())]
+
+
+# ---- plugins ------------------------------------------------------------------------------------------------
+
+#: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
+PLUGIN_TABLES: dict[str, PluginTable] = {
+    t.point: t
+    for t in (
+        POLICIES,
+        FUNCTION_SCALERS,
+        KEEPALIVE_POLICIES,
+        SIMULATORS,
+        PRIORITY_TABLE,
+        PREDICATE_TABLE,
+        GPU_POLICIES,
+        TOPOLOGY_TABLE,
+    )
+}
+#: The worlds a plugin's param section joins, by extension point (those where the point is read).
+POINT_WORLDS: dict[str, tuple[str, ...]] = {
+    "scaling_policies": ("vm", "functions"),
+    "function_scalers": ("functions",),
+    "keepalive_policies": ("functions",),
+    "function_simulators": ("functions",),
+    "scheduler_priorities": ("vm", "functions", "pod"),
+    "scheduler_predicates": ("vm", "functions", "pod"),
+    "gpu_policies": ("vm", "functions", "pod"),
+    "cluster_topologies": ("vm", "functions", "pod"),
+}
+#: Plugin sections (added by registration) and the worlds that have them.
+PLUGIN_SECTION_WORLDS: dict[str, tuple[str, ...]] = {}
+
+
+def _add_plugin_section(point: str, plugin: type) -> None:
+    section = plugin_section(plugin)
+    if section is None:
+        return
+    known = SECTIONS.get(section.key)
+    if known is not None and section.key not in PLUGIN_SECTION_WORLDS:
+        raise PluginError(
+            f"plugin {plugin.name!r} ({point}): its section key {section.key!r} is a built-in section's; allowed: another key"
+        )
+    SECTIONS[section.key] = SectionEntry(section)  # SECTION_CLASSES reads through SECTIONS
+    PLUGIN_SECTION_WORLDS[section.key] = POINT_WORLDS[point]
+
+
+for _point, _table in PLUGIN_TABLES.items():
+    _table.on_register(lambda name, plugin, point=_point: _add_plugin_section(point, plugin))
+
+
+def load_plugins() -> None:
+    """Read every extension point's entry points (once each): installed plugins join their tables and sections."""
+    for table in PLUGIN_TABLES.values():
+        table.load()

@@ -25,7 +25,7 @@ import yaml
 
 from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, Section, coerce
-from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, check_files, world_sections
+from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, check_files, load_plugins, world_sections
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios"
 FORMAT_VERSION = 1
@@ -63,6 +63,7 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Any, origin: str = "<scenario>", source: Path | None = None) -> Scenario:
         """Validate a parsed scenario (files it names included); raise :class:`ScenarioError` naming ``origin`` and the field."""
+        load_plugins()  # installed plugins' sections and choices, before the sections are read
         if not isinstance(data, dict):
             raise ScenarioError(f"{origin}: the file must hold a mapping of sections; allowed sections: {', '.join(SECTION_CLASSES)}")
         version = data.get("version", FORMAT_VERSION)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.core.inputs import InputError, read_bytes
+from engine.sim.provenance import check_plugins
 from engine.sim.recording import RECORDING_FORMAT, parse_recording
 from engine.sim.scenario import Scenario, ScenarioError
 from engine.sim.simulation import Simulation
@@ -53,6 +54,7 @@ class Recording:
 
     @property
     def scenario(self) -> Scenario:
+        check_plugins(self.manifest.get("plugins"), self.origin)  # a missing plugin is named, not an unknown value
         return Scenario.from_dict(self.manifest["scenario"], origin=f"{self.origin}: scenario")
 
     @property
@@ -102,6 +104,8 @@ class Recording:
             "inputs": [i for i in self.inputs if i["time"] <= t],
             "until": t,
         }
+        if self.manifest.get("plugins"):
+            recording["plugins"] = self.manifest["plugins"]
         if until is None and "samples_sha256" in self.manifest:
             recording["samples_sha256"] = self.manifest["samples_sha256"]
         return recording

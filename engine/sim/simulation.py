@@ -25,6 +25,7 @@ from engine.core.params import ParamError, Section, apply_checked
 from engine.core.platform import Platform
 from engine.core.recorder import Recorder
 from engine.sim.faults import FaultSchedule
+from engine.sim.provenance import check_plugins, plugins_used
 from engine.sim.recording import check_recording, check_samples, make_recording
 from engine.sim.registry import WORLDS, check_files
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
@@ -205,13 +206,20 @@ class Simulation:
             "controls": json.loads(json.dumps(self.controls, default=str)),
             "parent": self.parent,
         }
+        plugins = self.plugins()
+        if plugins:
+            manifest["plugins"] = plugins
         specs = self.recorder.specs
         frames = self.frames()
         return write_archive(path, manifest, frames, {t: [(c.name, c.dtype) for c in specs[t].columns] for t in frames})
 
     def recording(self) -> dict[str, Any]:
         """Inputs, not pixels: the scenario, the seed, every change with its time, and a digest to check."""
-        return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples())
+        return make_recording(self.scenario.to_dict(), self.seed, self.inputs, self.now, self.samples(), self.plugins())
+
+    def plugins(self) -> list[dict[str, str]]:
+        """The plugins this run uses: name, extension point, module, version and source hash of each."""
+        return plugins_used(self.sections, self.scenario.to_dict(), self.inputs)
 
     @classmethod
     def replay(cls, recording: Mapping[str, Any], verify: bool = True, origin: str = "recording") -> Simulation:
@@ -220,6 +228,7 @@ class Simulation:
         Raises :class:`ScenarioError` naming ``origin`` (the file) and the input for anything that cannot be replayed.
         """
         rec = check_recording(recording, origin=origin)
+        check_plugins(rec.get("plugins"), origin)
         sim = cls(Scenario.from_dict(rec["scenario"], origin=f"{origin}: scenario"), seed=rec["seed"])
         check_recording(rec, tuple(sim.fault_kinds), origin=origin)
         for i, item in enumerate(rec["inputs"]):

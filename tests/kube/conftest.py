@@ -45,3 +45,24 @@ def events_v1(kube_api):
     from kubernetes import client
 
     return client.EventsV1Api(kube_api)
+
+
+@pytest.fixture(scope="session")
+def real_kube(tmp_path_factory):
+    """etcd + kube-apiserver v1.20.2 on loopback for the whole session (tests/kube/real_cluster.py), stopped by PID.
+
+    Fails (never skips) when the binaries are not built: ``make test`` builds them first (scripts/kube-real.sh).
+    """
+    from real_cluster import KubeNotBuilt, RealKube
+
+    try:
+        kube = RealKube(tmp_path_factory.mktemp("real-kube"))
+    except KubeNotBuilt as e:
+        pytest.fail(str(e))
+    try:
+        kube.start()
+    except BaseException:
+        kube.stop()
+        raise
+    yield kube
+    kube.stop()

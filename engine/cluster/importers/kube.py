@@ -36,6 +36,8 @@ KUBE_NODES_SAMPLE = CLUSTER_DIR / "kube-nodes-sample.json"
 KUBE_REGION = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 KUBE_ZONE = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 KUBE_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
+#: The architecture of a node that names none, where one is not required (the daemon, plan mode).
+UNKNOWN_ARCH = "unknown"
 KUBE_INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 KUBE_GPU = "nvidia.com/gpu"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -78,12 +80,13 @@ class KubeNode:
     node_labels: Mapping[str, str] = field(default_factory=dict)  # metadata.labels as they are (for nodeSelector)
 
 
-def load_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
+def load_kube_nodes(path: Path | str, arch_required: bool = True) -> tuple[KubeNode, ...]:
     """Read and check a ``kubectl get nodes -o json`` dump (a v1 ``List`` of ``items``, or one ``Node``).
 
     Cached per file, size and modification time. Raises :class:`KubeNodesError` for bad input.
+    ``arch_required=False``: a node without an architecture gets :data:`UNKNOWN_ARCH` (see :func:`parse_kube_node`).
     """
-    return filecache.cached("kube_nodes", Path(path).resolve(), (), lambda: _read_kube_nodes(path))
+    return filecache.cached("kube_nodes", Path(path).resolve(), (arch_required,), lambda: _read_kube_nodes(path, arch_required))
 
 
 def read_kube_items(path: Path | str, kind: str, error: type[KubeObjectError], command: str, allow_empty: bool) -> list[tuple[str, Any]]:
@@ -136,15 +139,21 @@ def read_unique_kube_objects[T](
     return tuple(records)
 
 
-def _read_kube_nodes(path: Path | str) -> tuple[KubeNode, ...]:
-    return read_unique_kube_objects(
-        path, "Node", KubeNodesError, "kubectl get nodes -o json", False, parse_kube_node, lambda n: n.name, "node names"
-    )
+def _read_kube_nodes(path: Path | str, arch_required: bool = True) -> tuple[KubeNode, ...]:
+    def parse(source: Path | str, where: str, item: Any) -> KubeNode:
+        return parse_kube_node(source, where, item, arch_required)
+
+    return read_unique_kube_objects(path, "Node", KubeNodesError, "kubectl get nodes -o json", False, parse, lambda n: n.name, "node names")
 
 
-def parse_kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
+def parse_kube_node(path: Path | str, where: str, item: Any, arch_required: bool = True) -> KubeNode:
     """One Node object (wire format, as in a dump or an API response) checked and converted; ``path`` names the
-    source (a file, or the API) and ``where`` the item in error messages. Raises :class:`KubeNodesError`."""
+    source (a file, or the API) and ``where`` the item in error messages. Raises :class:`KubeNodesError`.
+
+    ``arch_required``: a node without ``kubernetes.io/arch`` (and its fall-backs) is refused, as the simulation's
+    importers need it for per-architecture image sizes; with False (the scheduler daemon and plan mode, as
+    kube-scheduler, which never reads it) it gets :data:`UNKNOWN_ARCH` (images it lists count at their listed size).
+    """
 
     def fail(field: str, message: str) -> KubeNodesError:
         return KubeNodesError(path, where, field, message)
@@ -203,6 +212,8 @@ def parse_kube_node(path: Path | str, where: str, item: Any) -> KubeNode:
 
     node_info = obj(status, "nodeInfo", "status.nodeInfo")
     arch = next((labels[k] for k in KUBE_ARCH if labels.get(k)), None) or node_info.get("architecture")
+    if (not isinstance(arch, str) or not arch) and not arch_required:
+        arch = UNKNOWN_ARCH
     if not isinstance(arch, str) or not arch:
         raise fail(
             f"metadata.labels[{KUBE_ARCH[0]!r}]",

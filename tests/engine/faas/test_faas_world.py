@@ -224,7 +224,7 @@ def test_a_user_registered_simulator_runs_and_is_a_choice_of_every_slot():
         speed = nodes.speed[done.node].to_numpy()
         assert len(done) > 100 and np.allclose(done.execution.to_numpy() * speed / 1.2, 0.5)  # 0.5 s at the xeoncpu's own speed
     finally:
-        SIMULATORS.pop("doubling")
+        SIMULATORS.unregister("doubling")
 
 
 def test_hpa_on_requests_per_replica_scales_with_the_request_rate():
