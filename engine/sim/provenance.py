@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.core.params import Section
-from engine.faas.params import FUNCTION_SLOTS
+from engine.faas.slots import SLOT_KEYS
 from engine.scheduling.params import weight_name
 from engine.sim.registry import PLUGIN_TABLES, load_plugins
 from engine.sim.scenario import ScenarioError
@@ -20,9 +20,9 @@ from engine.sim.scenario import ScenarioError
 #: The parameters that pick a plugin of each point: (point, section keys, parameter).
 SELECTORS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("scaling_policies", ("policy",), "kind"),
-    ("function_scalers", tuple(FUNCTION_SLOTS), "scaler"),
-    ("keepalive_policies", tuple(FUNCTION_SLOTS), "keep_alive"),
-    ("function_simulators", tuple(FUNCTION_SLOTS), "simulator"),
+    ("function_scalers", SLOT_KEYS, "scaler"),
+    ("keepalive_policies", SLOT_KEYS, "keep_alive"),
+    ("function_simulators", SLOT_KEYS, "simulator"),
     ("gpu_policies", ("scheduler",), "gpu_policy"),
     ("scheduler_predicates", ("scheduler",), "extra_predicates"),  # a list of names
     ("cluster_topologies", ("cluster",), "topology"),
@@ -46,6 +46,8 @@ def plugins_used(sections: Mapping[str, Section], scenario: Mapping[str, Any], i
     inputs = list(inputs)
     used: dict[tuple[str, str], dict[str, str]] = {}
     for point, keys, param_name in SELECTORS:
+        if not any(key in sections for key in keys):  # a point the run's world does not read (nor loads)
+            continue
         table = PLUGIN_TABLES[point]
         for key in keys:
             for given in _values(f"{key}.{param_name}", sections, scenario, inputs):

@@ -21,7 +21,6 @@ from engine.cluster.params import ClusterParams
 from engine.cluster.topologies import TOPOLOGY_TABLE
 from engine.core.params import ParamError, Section
 from engine.core.plugins import PluginError, PluginTable
-from engine.faas.simulators import SIMULATORS
 from engine.faas.slots import SLOT_KEYS
 from engine.nodescaling.slots import GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
@@ -152,7 +151,7 @@ def check_files(key: str, section: Section) -> None:
 
 def world_sections(world: str, named: set[str]) -> list[str]:
     """The sections a run of ``world`` has when its scenario names the sections in ``named``."""
-    load_plugins()
+    load_plugins(world)
     entry = WORLDS.get(world)
     if entry is None:
         raise ParamError("run.world", f"{world!r} is not a world; allowed: {', '.join(WORLDS)}")
@@ -163,20 +162,43 @@ def world_sections(world: str, named: set[str]) -> list[str]:
 
 # ---- plugins ------------------------------------------------------------------------------------------------
 
+
+class _PluginTables(Mapping):
+    """Extension point -> its table. A table named ``"module:attr"`` (the function simulators, which live with the
+    function world) is imported when first asked for; each table gets the section listener when it is resolved
+    (``on_register`` replays the plugins registered before)."""
+
+    _refs: dict[str, PluginTable | str] = {
+        "scaling_policies": POLICIES,
+        "function_scalers": FUNCTION_SCALERS,
+        "keepalive_policies": KEEPALIVE_POLICIES,
+        "function_simulators": "engine.faas.simulators:SIMULATORS",
+        "scheduler_priorities": PRIORITY_TABLE,
+        "scheduler_predicates": PREDICATE_TABLE,
+        "gpu_policies": GPU_POLICIES,
+        "cluster_topologies": TOPOLOGY_TABLE,
+    }
+
+    def __init__(self) -> None:
+        self._tables: dict[str, PluginTable] = {}
+
+    def __getitem__(self, point: str) -> PluginTable:
+        table = self._tables.get(point)
+        if table is None:
+            table = _resolve(self._refs[point])
+            self._tables[point] = table
+            table.on_register(lambda name, plugin: _add_plugin_section(point, plugin))
+        return table
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+
 #: Every extension point's table by its name (the entry-point group is ``scalelab.<name>``).
-PLUGIN_TABLES: dict[str, PluginTable] = {
-    t.point: t
-    for t in (
-        POLICIES,
-        FUNCTION_SCALERS,
-        KEEPALIVE_POLICIES,
-        SIMULATORS,
-        PRIORITY_TABLE,
-        PREDICATE_TABLE,
-        GPU_POLICIES,
-        TOPOLOGY_TABLE,
-    )
-}
+PLUGIN_TABLES: Mapping[str, PluginTable] = _PluginTables()
 #: The worlds a plugin's param section joins, by extension point (those where the point is read).
 POINT_WORLDS: dict[str, tuple[str, ...]] = {
     "scaling_policies": ("vm", "functions"),
@@ -205,11 +227,9 @@ def _add_plugin_section(point: str, plugin: type) -> None:
     PLUGIN_SECTION_WORLDS[section.key] = POINT_WORLDS[point]
 
 
-for _point, _table in PLUGIN_TABLES.items():
-    _table.on_register(lambda name, plugin, point=_point: _add_plugin_section(point, plugin))
-
-
-def load_plugins() -> None:
-    """Read every extension point's entry points (once each): installed plugins join their tables and sections."""
-    for table in PLUGIN_TABLES.values():
-        table.load()
+def load_plugins(world: str | None = None) -> None:
+    """Read the entry points (once each) of every extension point, or of those a run of ``world`` reads: installed
+    plugins join their tables and sections."""
+    for point, worlds in POINT_WORLDS.items():
+        if world is None or world in worlds:
+            PLUGIN_TABLES[point].load()

@@ -25,7 +25,7 @@ import yaml
 
 from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, Section, coerce
-from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, check_files, load_plugins, world_sections
+from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, WORLDS, check_files, load_plugins, world_sections
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios"
 FORMAT_VERSION = 1
@@ -63,7 +63,11 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Any, origin: str = "<scenario>", source: Path | None = None) -> Scenario:
         """Validate a parsed scenario (files it names included); raise :class:`ScenarioError` naming ``origin`` and the field."""
-        load_plugins()  # installed plugins' sections and choices, before the sections are read
+        run = data.get("run") if isinstance(data, dict) else None
+        world = run.get("world", "vm") if isinstance(run, dict) else "vm"
+        # installed plugins' sections and choices, before the sections are read (those of the run's world; all when
+        # the world is not one: the refusal below lists every section)
+        load_plugins(world if world in WORLDS else None)
         if not isinstance(data, dict):
             raise ScenarioError(f"{origin}: the file must hold a mapping of sections; allowed sections: {', '.join(SECTION_CLASSES)}")
         version = data.get("version", FORMAT_VERSION)
