@@ -43,7 +43,8 @@ from kube_objects import make_node, make_pod  # noqa: E402
 from kubernetes import client, watch  # noqa: E402
 from real_cluster import RealKube, stop_process, wait_for  # noqa: E402
 
-from engine.kube.daemon import Binder, DaemonOptions, EventRecorder, SchedulerDaemon  # noqa: E402
+from engine.kube.binding import Binder, EventRecorder  # noqa: E402
+from engine.kube.daemon import DaemonOptions, SchedulerDaemon  # noqa: E402
 from engine.kube.options import scheduler_params  # noqa: E402
 from engine.kube.state import ClusterState  # noqa: E402
 
@@ -147,7 +148,7 @@ def run_ours(kube: RealKube, core, clock: BindClock, pods: int) -> dict:
     timed.wrap(EventRecorder, "record", "api: events")
     timed.wrap(ClusterState, "decide", "scoring (decide)")
     timed.wrap(SchedulerDaemon, "_apply", "watch handling (apply objects)")
-    api = kube.api_client("skippy")
+    api = kube.api_client("skippy", pool=24)
     options = DaemonOptions(health_port=None, request_timeout=60.0)
     daemon = SchedulerDaemon(api, scheduler_params("skippy"), options)
     c0, started = time.process_time(), time.perf_counter()
