@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "kube")]
 
 from kube_objects import make_node, make_pod  # noqa: E402
-from kubernetes import client, watch  # noqa: E402
+from kubernetes import client  # noqa: E402
+from kubernetes.watch.watch import iter_resp_lines  # noqa: E402
 from real_cluster import RealKube, stop_process, wait_for  # noqa: E402
 
 from engine.kube.binding import Binder, EventRecorder  # noqa: E402
@@ -71,19 +72,25 @@ class BindClock:
 
     def __init__(self, core: client.CoreV1Api):
         self.core, self.bound, self._stop = core, {}, threading.Event()
-        self._watch = watch.Watch()
+        self._resp = None
         version = core.list_pod_for_all_namespaces(limit=1).metadata.resource_version
         self.thread = threading.Thread(target=self._run, args=(version,), daemon=True)
         self.thread.start()
 
     def _run(self, version: str) -> None:
         while not self._stop.is_set():
-            try:
-                for event in self._watch.stream(self.core.list_pod_for_all_namespaces, resource_version=version, timeout_seconds=60):
-                    pod = event["object"]
-                    version = pod.metadata.resource_version
-                    if pod.spec.node_name and pod.metadata.name not in self.bound:
-                        self.bound[pod.metadata.name] = time.perf_counter()
+            try:  # raw JSON lines, not client models: the clock must cost our daemon (same process) next to nothing
+                resp = self.core.list_pod_for_all_namespaces(
+                    watch=True, resource_version=version, timeout_seconds=60, _preload_content=False
+                )
+                self._resp = resp
+                for line in iter_resp_lines(resp):
+                    obj = json.loads(line).get("object") or {}
+                    meta = obj.get("metadata") or {}
+                    version = meta.get("resourceVersion") or version
+                    name = meta.get("name")
+                    if (obj.get("spec") or {}).get("nodeName") and name not in self.bound:
+                        self.bound[name] = time.perf_counter()
                     if self._stop.is_set():
                         return
             except Exception:  # noqa: BLE001  (the server went away: at the end, or a broken watch to reopen)
@@ -92,7 +99,8 @@ class BindClock:
 
     def stop(self) -> None:
         self._stop.set()
-        self._watch.stop()
+        if self._resp is not None:
+            self._resp.shutdown()
 
 
 class Timed:
