@@ -128,8 +128,8 @@ class Timed:
             setattr(cls, method, original)
 
 
-def create_pods(core: client.CoreV1Api, scheduler: str, count: int) -> list[str]:
-    names = [f"{scheduler}-{i:04d}" for i in range(count)]
+def create_pods(core: client.CoreV1Api, scheduler: str, count: int, rep: int) -> list[str]:
+    names = [f"{scheduler}-r{rep}-{i:04d}" for i in range(count)]  # new names each repetition (the clock keys on them)
     parallel(lambda n: core.create_namespaced_pod("default", make_pod(n, scheduler_name=scheduler, cpu="100m", memory="128Mi")), names)
     return names
 
@@ -149,8 +149,8 @@ def rate(clock: BindClock, names: list[str], started: float) -> dict:
     }
 
 
-def run_ours(kube: RealKube, core, clock: BindClock, pods: int) -> dict:
-    names = create_pods(core, "skippy-scheduler", pods)
+def run_ours(kube: RealKube, core, clock: BindClock, pods: int, rep: int) -> dict:
+    names = create_pods(core, "skippy-scheduler", pods, rep)
     timed = Timed()
     timed.wrap(Binder, "bind", "api: bindings")
     timed.wrap(EventRecorder, "record", "api: events")
@@ -190,7 +190,7 @@ def metric_sums(port: int) -> dict[str, float]:
 
 
 def run_kube_scheduler(kube: RealKube, core, clock: BindClock, pods: int, rep: int) -> dict:
-    names = create_pods(core, "kube-bench", pods)
+    names = create_pods(core, "kube-bench", pods, rep)
     started = time.perf_counter()
     proc = kube.start_kube_scheduler("kube-bench", qps=QPS, burst=QPS, log=f"kube-scheduler-bench-{rep}.log")
     port = int(re.search(r"healthzBindAddress: 127\.0\.0\.1:(\d+)", (kube.dir / "kube-scheduler-kube-bench.yaml").read_text()).group(1))
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             for rep in range(reps):
                 for who in ("ours", "kube") if rep % 2 == 0 else ("kube", "ours"):
                     if who == "ours":
-                        ours.append(run_ours(kube, core, clock, args.pods))
+                        ours.append(run_ours(kube, core, clock, args.pods, rep))
                         r = ours[-1]
                     else:
                         theirs.append(run_kube_scheduler(kube, core, clock, args.pods, rep))

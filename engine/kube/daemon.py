@@ -3,7 +3,9 @@
 Threads: one *reflector* per resource (nodes, pods in every namespace) lists it, then watches from the list's
 resourceVersion (bookmarks on, ``timeoutSeconds`` per watch) and hands every object to the main loop through
 one queue; the main loop (the caller's thread, :meth:`SchedulerDaemon.run`) applies them to a
-:class:`~engine.kube.state.ClusterState` and places the queued pods one by one; the HTTP probe serves
+:class:`~engine.kube.state.ClusterState` and decides the queued pods one by one; *binding workers*
+(``bind_workers`` threads, :mod:`engine.kube.binding`) post the Bindings and Scheduled Events, several in flight as
+kube-scheduler binds in goroutines, while the pod is assumed on its node; the HTTP probe serves
 ``/healthz`` and ``/readyz``. Only the main loop touches the state.
 
 What it survives:
@@ -16,8 +18,8 @@ What it survives:
 * malformed objects and lines: logged and skipped (the client hands out raw objects here, so a pod the
   client's models would reject does not end the stream); an exception while applying one event is logged
   and the loop goes on;
-* SIGTERM (through :meth:`SchedulerDaemon.stop`): the binding in progress completes, then the watches are
-  cut, every thread is joined, and :meth:`run` returns.
+* SIGTERM (through :meth:`SchedulerDaemon.stop`): the bindings in flight complete (those not started are
+  dropped), then the watches are cut, every thread is joined, and :meth:`run` returns.
 
 For every queued pod (Pending, unbound, naming ``scheduler_name``, in ``namespace``) it creates the
 ``Binding`` and a ``Scheduled`` Event with the score summary, or a ``FailedScheduling`` Event with the
@@ -298,7 +300,7 @@ class SchedulerDaemon:
 
     # ------------------------------------------------------------------ lifecycle
     def stop(self) -> None:
-        """Ask the daemon to finish: the current binding completes, then :meth:`run` returns. Thread-safe."""
+        """Ask the daemon to finish: the bindings in flight complete, then :meth:`run` returns. Thread-safe."""
         self._stop.set()
         self._inbox.put(None)  # wake the main loop
 
