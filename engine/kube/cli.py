@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds after which pods that fit nowhere are tried again anyway (default: 300)",
     )
     serve.add_argument(
+        "--bind-workers",
+        type=int,
+        default=16,
+        help="bindings in flight at once, each on its own thread (kube-scheduler binds in goroutines); 0: one at a time (default: 16)",
+    )
+    serve.add_argument(
         "--backoff-max", type=float, default=60.0, help="longest wait, seconds, before retrying a failed API call (default: 60)"
     )
 
@@ -143,11 +149,13 @@ def _check_serve(args: argparse.Namespace) -> None:
     ):
         if not math.isfinite(value) or value < low:
             raise ParamError(option, f"{value!r} is out of range; allowed: at least {low:g}")
+    if not 0 <= args.bind_workers <= 256:
+        raise ParamError("--bind-workers", f"{args.bind_workers} is out of range; allowed: 0 (bind in the main loop) to 256")
     if not 0 <= args.health_port <= 65535:
         raise ParamError("--health-port", f"{args.health_port} is out of range; allowed: 0 (any free port) to 65535")
 
 
-def _api_client(kube_config: str | None):
+def _api_client(kube_config: str | None, pool: int = 4):
     """The client for the cluster: a kubeconfig file's current context, or the pod's ServiceAccount."""
     from kubernetes import client, config
 
@@ -171,6 +179,7 @@ def _api_client(kube_config: str | None):
         raise ParamError(
             "in-cluster config", f"{reason}; allowed: run in a pod with a ServiceAccount, or pass --kube-config [PATH]"
         ) from None
+    configuration.connection_pool_maxsize = pool  # one connection per binding in flight, plus the watches
     return client.ApiClient(configuration)
 
 
@@ -179,7 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     params = _params(args)
     _check_serve(args)
-    api_client = _api_client(args.kube_config)
+    api_client = _api_client(args.kube_config, pool=max(4, args.bind_workers + 4))
     options = DaemonOptions(
         scheduler_name=_name(args.scheduler_name),
         namespace=_name(args.namespace),
@@ -190,6 +199,7 @@ def _serve(args: argparse.Namespace) -> int:
         request_timeout=args.request_timeout,
         retry_interval=args.retry_interval,
         backoff_max=args.backoff_max,
+        bind_workers=args.bind_workers,
     )
     from engine.kube.access import check_access
 

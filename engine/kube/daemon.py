@@ -3,7 +3,9 @@
 Threads: one *reflector* per resource (nodes, pods in every namespace) lists it, then watches from the list's
 resourceVersion (bookmarks on, ``timeoutSeconds`` per watch) and hands every object to the main loop through
 one queue; the main loop (the caller's thread, :meth:`SchedulerDaemon.run`) applies them to a
-:class:`~engine.kube.state.ClusterState` and places the queued pods one by one; the HTTP probe serves
+:class:`~engine.kube.state.ClusterState` and decides the queued pods one by one; *binding workers*
+(``bind_workers`` threads, :mod:`engine.kube.binding`) post the Bindings and Scheduled Events, several in flight as
+kube-scheduler binds in goroutines, while the pod is assumed on its node; the HTTP probe serves
 ``/healthz`` and ``/readyz``. Only the main loop touches the state.
 
 What it survives:
@@ -16,8 +18,8 @@ What it survives:
 * malformed objects and lines: logged and skipped (the client hands out raw objects here, so a pod the
   client's models would reject does not end the stream); an exception while applying one event is logged
   and the loop goes on;
-* SIGTERM (through :meth:`SchedulerDaemon.stop`): the binding in progress completes, then the watches are
-  cut, every thread is joined, and :meth:`run` returns.
+* SIGTERM (through :meth:`SchedulerDaemon.stop`): the bindings in flight complete (those not started are
+  dropped), then the watches are cut, every thread is joined, and :meth:`run` returns.
 
 For every queued pod (Pending, unbound, naming ``scheduler_name``, in ``namespace``) it creates the
 ``Binding`` and a ``Scheduled`` Event with the score summary, or a ``FailedScheduling`` Event with the
@@ -34,17 +36,17 @@ import queue
 import socket
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-import urllib3
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
 from engine.cluster.importers.kube import KubeObjectError, parse_kube_node
 from engine.cluster.importers.kube_snapshot import KubePod, parse_kube_pod
+from engine.kube.binding import Binder, Denials, EventRecorder
 from engine.kube.explain import failure_message, score_summary
 from engine.kube.probe import HealthProbe
 from engine.kube.state import ClusterState
@@ -56,8 +58,6 @@ log = logging.getLogger("engine.kube")
 #: Seconds without a turn of the main loop (it turns at least once a second, and once per pod placed) before
 #: /healthz fails; twice --request-timeout when that is longer, since a turn may wait out slow API calls.
 LIVENESS_STALE = 30.0
-_NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
-_EVENT_MESSAGE_MAX = 1024  # what kube's event recorder keeps of a message
 
 
 @dataclass
@@ -74,6 +74,7 @@ class DaemonOptions:
     retry_interval: float = 300.0
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
+    bind_workers: int = 16  # bindings in flight at once (0: bind in the main loop, one at a time)
     instance: str = field(default_factory=socket.gethostname)
 
     @property
@@ -82,32 +83,8 @@ class DaemonOptions:
         return self.scheduler_name or "skippy-scheduler"
 
 
-class Denials:
-    """403 Forbidden answers: each call refused is said once, as one error line; repeats go to the debug log.
-
-    A user without a right the scheduler needs gets one clear line, not a warning per retry; the daemon runs on
-    (and retries with back-off), so RBAC granted later takes effect without a restart.
-    """
-
-    HINT = "grant the ClusterRole of deploy/clusterrole.yaml to this user; retrying with back-off"
-
-    def __init__(self) -> None:
-        self._said: set[str] = set()
-        self._lock = threading.Lock()
-
-    def report(self, *calls: str) -> None:
-        """These calls were refused (403): one error line for those not reported before."""
-        with self._lock:
-            new = [c for c in calls if c not in self._said]
-            self._said.update(new)
-        if new:
-            log.error("403 Forbidden: this user may not %s; %s", ", ".join(new), self.HINT)
-        else:
-            log.debug("403 Forbidden again: %s", ", ".join(calls))
-
-    def __contains__(self, call: str) -> bool:
-        with self._lock:
-            return call in self._said
+def scheduled_message(record: KubePod, node: str, summary: str) -> str:
+    return f"Successfully assigned {record.key} to {node}: {summary}"
 
 
 class Backoff:
@@ -141,6 +118,16 @@ class Watched:
     kind: str
     type: str
     obj: dict
+
+
+@dataclass(frozen=True)
+class BindResult:
+    """A binding worker finished: the outcome of binding ``record`` to ``node`` (its Scheduled Event posted if bound)."""
+
+    record: KubePod
+    node: str
+    summary: str
+    outcome: str
 
 
 def _shutdown(resp: Any) -> None:
@@ -277,126 +264,6 @@ class Reflector:
         return version, seen
 
 
-class Binder:
-    """Creates Bindings, and reads a pod back when it cannot tell whether its binding applied."""
-
-    BOUND, TAKEN, GONE, RETRY = "bound", "taken", "gone", "retry"
-
-    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, denials: Denials | None = None):
-        self.core = core
-        self.options = options
-        self.denials = denials or Denials()
-
-    def bind(self, record: KubePod, node: str) -> str:
-        """Bind ``record`` to ``node``: BOUND, TAKEN (bound elsewhere), GONE (deleted) or RETRY."""
-        body = client.V1Binding(
-            metadata=client.V1ObjectMeta(name=record.name, namespace=record.namespace, uid=record.uid or None),
-            target=client.V1ObjectReference(api_version="v1", kind="Node", name=node),
-        )
-        try:
-            # The server answers with a Status, which the client cannot read as the V1Binding its spec promises.
-            resp = self.core.create_namespaced_pod_binding(
-                record.name, record.namespace, body, _preload_content=False, _request_timeout=self.options.request_timeout
-            )
-            resp.drain_conn()  # read the Status to the end, or the pooled connection would serve its tail to the next call
-            resp.release_conn()
-            return self.BOUND
-        except ApiException as e:
-            if e.status == 409:
-                return self._read_back(record, node, conflict=True)
-            if e.status == 404:
-                return self.GONE
-            if e.status == 403:
-                self.denials.report("create pods/binding")
-                return self.RETRY
-            log.warning("binding %s to %s: API error %s (%s)", record.key, node, e.status, (e.reason or "").strip())
-            return self.RETRY
-        except _NETWORK_ERRORS as e:  # a POST is not retried by the client; it may still have applied
-            log.warning("binding %s to %s: %s; reading the pod back", record.key, node, type(e).__name__)
-            return self._read_back(record, node, conflict=False)
-
-    def _read_back(self, record: KubePod, node: str, conflict: bool) -> str:
-        try:
-            resp = self.core.read_namespaced_pod(
-                record.name, record.namespace, _preload_content=False, _request_timeout=self.options.request_timeout
-            )
-            try:
-                pod = json.loads(resp.data)
-            finally:
-                resp.release_conn()
-        except ApiException as e:
-            return self.GONE if e.status == 404 else (self.TAKEN if conflict else self.RETRY)
-        except (*_NETWORK_ERRORS, ValueError):
-            return self.TAKEN if conflict else self.RETRY
-        if not isinstance(pod, dict):
-            return self.TAKEN if conflict else self.RETRY
-        if (pod.get("metadata") or {}).get("uid") not in (None, "", record.uid):
-            return self.GONE  # another pod with the same name
-        bound_to = (pod.get("spec") or {}).get("nodeName") or ""
-        if bound_to == node:
-            return self.BOUND  # our earlier attempt applied
-        return self.TAKEN if bound_to or conflict else self.RETRY
-
-
-class EventRecorder:
-    """core/v1 Events on pods; an event repeating the last one for the same pod and reason bumps its count."""
-
-    def __init__(self, core: client.CoreV1Api, options: DaemonOptions, memory: int = 4096, denials: Denials | None = None):
-        self.core = core
-        self.options = options
-        self.denials = denials or Denials()
-        self._last: OrderedDict[tuple[str, str, str], tuple[str, str, int]] = OrderedDict()  # -> (event name, message, count)
-        self._memory = memory
-
-    def record(self, record: KubePod, kind: str, reason: str, message: str) -> None:
-        """Create (or bump) the Event; failures are logged, never raised (an Event is not worth a lost binding)."""
-        message = message[:_EVENT_MESSAGE_MAX]
-        key = (record.key, record.uid, reason)
-        now = datetime.now(UTC)
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        last = self._last.get(key)
-        try:
-            if last is not None and last[1] == message:
-                name, _, count = last
-                self.core.patch_namespaced_event(
-                    name, record.namespace, {"count": count + 1, "lastTimestamp": stamp}, _request_timeout=self.options.request_timeout
-                )
-                self._remember(key, (name, message, count + 1))
-                return
-            name = f"{record.name}.{time.time_ns():x}"
-            body = client.CoreV1Event(
-                metadata=client.V1ObjectMeta(name=name, namespace=record.namespace),
-                involved_object=client.V1ObjectReference(
-                    api_version="v1", kind="Pod", name=record.name, namespace=record.namespace, uid=record.uid or None
-                ),
-                reason=reason,
-                message=message,
-                type=kind,
-                count=1,
-                first_timestamp=now,
-                last_timestamp=now,
-                source=client.V1EventSource(component=self.options.component),
-                reporting_component=self.options.component,
-                reporting_instance=self.options.instance,
-                action="Binding" if reason == "Scheduled" else "Scheduling",
-            )
-            self.core.create_namespaced_event(record.namespace, body, _request_timeout=self.options.request_timeout)
-            self._remember(key, (name, message, 1))
-        except ApiException as e:
-            if e.status == 403:
-                self.denials.report("patch events" if last is not None and last[1] == message else "create events")
-            else:
-                log.warning("could not record the %s event on %s: %s", reason, record.key, e.status)
-        except (*_NETWORK_ERRORS, ValueError) as e:
-            log.warning("could not record the %s event on %s: %s", reason, record.key, getattr(e, "status", None) or e)
-
-    def _remember(self, key: tuple[str, str, str], value: tuple[str, str, int]) -> None:
-        self._last[key] = value
-        self._last.move_to_end(key)
-        while len(self._last) > self._memory:
-            self._last.popitem(last=False)
-
-
 class SchedulerDaemon:
     """Skippy as a Kubernetes scheduler on ``api_client``'s cluster: :meth:`run` until :meth:`stop`.
 
@@ -417,6 +284,8 @@ class SchedulerDaemon:
             "nodes": Reflector("nodes", self.core.list_node, self._inbox, self._stop, self.options, self.denials),
             "pods": Reflector("pods", self.core.list_pod_for_all_namespaces, self._inbox, self._stop, self.options, self.denials),
         }
+        self._pool = ThreadPoolExecutor(self.options.bind_workers, "bind") if self.options.bind_workers > 0 else None
+        self.in_flight: set[str] = set()  # pods whose binding is with the workers, not answered yet
         self._listed: set[str] = set()
         self._attempts: dict[str, int] = {}
         self._unsettled: dict[str, tuple[str, str, str]] = {}  # pod key -> (uid, node, summary) of an unanswered binding
@@ -431,7 +300,7 @@ class SchedulerDaemon:
 
     # ------------------------------------------------------------------ lifecycle
     def stop(self) -> None:
-        """Ask the daemon to finish: the current binding completes, then :meth:`run` returns. Thread-safe."""
+        """Ask the daemon to finish: the bindings in flight complete, then :meth:`run` returns. Thread-safe."""
         self._stop.set()
         self._inbox.put(None)  # wake the main loop
 
@@ -460,6 +329,15 @@ class SchedulerDaemon:
 
     def _shutdown(self) -> None:
         self._stop.set()
+        if self._pool is not None:  # the bindings in flight complete; those not started are dropped
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            while True:
+                try:
+                    item = self._inbox.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(item, BindResult):
+                    self._apply(item)
         for reflector in self.reflectors.values():
             reflector.stop()
         for reflector in self.reflectors.values():
@@ -512,8 +390,12 @@ class SchedulerDaemon:
             except queue.Empty:
                 return
 
-    def _apply(self, item: Listed | Watched | None) -> None:
+    def _apply(self, item: Listed | Watched | BindResult | None) -> None:
         if item is None:
+            return
+        if isinstance(item, BindResult):
+            self.in_flight.discard(item.record.key)
+            self._finish(item.record, item.node, item.summary, item.outcome, event_posted=True)
             return
         try:
             if isinstance(item, Listed):
@@ -551,16 +433,33 @@ class SchedulerDaemon:
             log.warning("skipped a malformed object: %s", e)
             return None
 
-    def _bound(self, record: KubePod, node: str, summary: str) -> None:
+    def _bound(self, record: KubePod, node: str, summary: str, event: bool = True) -> None:
         self._attempts.pop(record.key, None)
         self._unsettled.pop(record.key, None)
-        self.state.assume(record, node)
+        current = self.state.pods.get(record.key)
+        if current is not None and current.uid == record.uid and not current.node_name:
+            self.state.assume(record, node)  # until the watch shows the binding
         log.info("bound %s to %s (%s)", record.key, node, summary)
-        self.recorder.record(record, "Normal", "Scheduled", f"Successfully assigned {record.key} to {node}: {summary}")
+        if event:
+            self.recorder.record(record, "Normal", "Scheduled", scheduled_message(record, node, summary))
+
+    def _bind_worker(self, record: KubePod, node: str, summary: str) -> None:
+        """On a binding worker: bind, post the Scheduled Event when bound, hand the outcome to the main loop."""
+        outcome = Binder.RETRY
+        try:
+            outcome = self.binder.bind(record, node)
+            if outcome == Binder.BOUND:
+                self.recorder.record(record, "Normal", "Scheduled", scheduled_message(record, node, summary))
+        except Exception:  # noqa: BLE001  (an unexpected error is a failed attempt, retried by the main loop)
+            log.exception("binding %s to %s failed", record.key, node)
+        finally:
+            self._inbox.put(BindResult(record, node, summary, outcome))
 
     def _settle(self) -> None:
         """Bindings that failed without an answer (a timeout): the watch shows whether they applied after all."""
         for key, (uid, node, summary) in list(self._unsettled.items()):
+            if key in self.in_flight:
+                continue  # a retry is with the workers: its answer settles it
             record = self.state.pods.get(key)
             if record is None or record.uid != uid or (record.node_name and record.node_name != node):
                 del self._unsettled[key]  # gone, or bound by someone else
@@ -612,10 +511,19 @@ class SchedulerDaemon:
             self.state.assume(record, node)
             log.info("dry run: %s would go to %s (%s)", record.key, node, summary)
             return
-        outcome = self.binder.bind(record, node)
-        if outcome == Binder.BOUND:
-            self._bound(record, node, summary)
+        if self._pool is not None:
+            self.state.assume(record, node)  # its capacity is taken while the binding is in flight (kube's assumed pod)
+            self.in_flight.add(record.key)
+            self._pool.submit(self._bind_worker, record, node, summary)
             return
+        self._finish(record, node, summary, self.binder.bind(record, node), event_posted=False)
+
+    def _finish(self, record: KubePod, node: str, summary: str, outcome: str, event_posted: bool) -> None:
+        """The answer to a binding: bound, or the assumption dropped and the pod retried (or dropped) after a back-off."""
+        if outcome == Binder.BOUND:
+            self._bound(record, node, summary, event=not event_posted)
+            return
+        self.state.forget(record)
         if outcome == Binder.RETRY:
             self._unsettled[record.key] = (record.uid, node, summary)  # the attempt may yet show up as applied
         attempts = self._attempts[record.key] = self._attempts.get(record.key, 0) + 1

@@ -70,9 +70,13 @@ def ranking(decision: PlacementDecision) -> list[tuple[str, float]]:
 
 
 def runner_up(decision: PlacementDecision) -> tuple[str, float] | None:
-    """The best scored node after the chosen one, with its score (None when only one node was scored)."""
-    ranked = [(node, score) for node, score in ranking(decision) if node != decision.node_name]
-    return ranked[0] if ranked else None
+    """The best scored node after the chosen one, with its score (None when only one node was scored); ties go to the
+    first in scan order, as in :func:`ranking` (found without sorting: the daemon asks for it at every binding)."""
+    others = np.flatnonzero(decision.nodes != decision.node) if decision.node is not None else np.arange(len(decision.nodes))
+    if not len(others):
+        return None
+    best = int(others[int(np.argmax(decision.total[others]))])
+    return decision.node_names[int(decision.nodes[best])], float(decision.total[best])
 
 
 def winner_scores(decision: PlacementDecision) -> list[tuple[str, float]]:

@@ -190,6 +190,13 @@ class ClusterState:
         self.deferred.pop(record.key, None)
         self._allocate(record.key)
 
+    def forget(self, record: KubePod) -> None:
+        """Drop the assumption that the pod is bound here (its binding failed): its capacity is free again."""
+        assumed = self.assumed.get(record.key)
+        if assumed is not None and assumed[0] == record.uid:
+            del self.assumed[record.key]
+            self._allocate(record.key)
+
     def mark_unschedulable(self, record: KubePod) -> None:
         """The pod fits nowhere: not queued again until the cluster changes (or :meth:`retry_unschedulable`)."""
         self.unschedulable.add(record.key)

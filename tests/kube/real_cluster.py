@@ -218,8 +218,9 @@ class RealKube:
         return done.stdout == "200"
 
     def stop_apiserver(self) -> None:
+        """SIGTERM; kube-apiserver holds open watches for a long while when asked nicely, so SIGKILL after 10 s."""
         if self.apiserver is not None:
-            stop_process(self.apiserver)
+            stop_process(self.apiserver, timeout=10)
             self.apiserver = None
 
     def stop(self) -> None:

@@ -253,7 +253,8 @@ def test_a_watch_expiring_mid_stream_is_recovered_without_losing_a_pod(apiserver
         apiserver.expire_watches()  # ERROR 410 Expired on both open watches
         apiserver.add_pod(make_pod("during"))  # created while the daemon relists
         assert wait_bound(apiserver, "during")
-        assert daemon.reflectors["pods"].lists == 2 and daemon.reflectors["nodes"].lists == 2
+        # the pod may come on the old watch just before its 410; the relists follow
+        assert poll(lambda: daemon.reflectors["pods"].lists == 2 and daemon.reflectors["nodes"].lists == 2)
         # a watch resumed from a version the server has forgotten: 410 on the new watch, then a relist
         apiserver.compact()
         apiserver.add_pod(make_pod("after-compaction"))
@@ -396,6 +397,7 @@ def test_nodes_that_come_and_go(apiserver):
         assert wait_bound(apiserver, "early") == "node-a"
         apiserver.delete_node("node-a")
         apiserver.add_node(make_node("node-b"))
+        assert poll(lambda: list(daemon.state.nodes) == ["node-b"])  # nodes and pods come on two watches: no order between them
         apiserver.add_pod(make_pod("late"))
         assert wait_bound(apiserver, "late") == "node-b"
         assert daemon.state.cluster().names == ["node-b"]

@@ -126,6 +126,13 @@ def logged_scores(log: str, pod: str) -> tuple[dict[str, dict[str, int]], dict[s
 def kube_scheduler(real_kube):
     log = real_kube.dir / "kube-scheduler-compare.log"
     proc = real_kube.start_kube_scheduler(REF, verbosity=10, log=log.name)
+    # up once it has started its informers and is serving (a loaded machine may take a while)
+    wait_for(
+        lambda: proc.poll() is None and "Serving healthz" in log.read_text(errors="replace") or proc.poll() is not None,
+        "kube-scheduler",
+        300,
+    )
+    assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
     yield log
     real_kube.others.remove(proc)
     stop_process(proc)
