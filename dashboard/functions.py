@@ -20,6 +20,7 @@ from holoviews.streams import Buffer, Pipe
 
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
+from dashboard.tabs import TabBase
 
 #: Sample rows kept on screen (per function: the buffer holds this many rows for all functions together).
 WINDOW = 1500
@@ -292,15 +293,15 @@ class FunctionsView:
         return view
 
 
-class FunctionsTab(pn.viewable.Viewer):
-    """The Functions tab of the dashboard (``dashboard.ui.TABS``): a :class:`FunctionsView` fed the live run's rows,
+class FunctionsTab(TabBase, pn.viewable.Viewer):
+    """The Functions tab of the dashboard (``dashboard.tabtable.TABS``): a :class:`FunctionsView` fed the live run's rows,
     its per-function controls bound to whichever run the session holds (rebound after a reset or a switch)."""
 
     tables = ("function_samples", "nodes", "placements")
 
-    def __init__(self, session: Any):
+    def __init__(self, ctx: Any):
         super().__init__()
-        self.session = session
+        self.session = ctx.session
         self.view = FunctionsView()
         self._bound: Any = None
 

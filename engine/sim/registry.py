@@ -23,6 +23,7 @@ from engine.podworld.params import check_files as check_pod_files
 from engine.podworld.world import PodWorld
 from engine.scheduling.params import SchedulerParams
 from engine.sim.run import RunParams
+from engine.sim.worldview import FUNCTIONS_VIEW, POD_VIEW, VM_VIEW, WorldView
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
 from engine.workload.params import WorkloadParams
@@ -65,6 +66,7 @@ class WorldEntry:
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
     fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
+    ui: WorldView | None = None  # what a user interface shows of it (KPIs, faults, tables, views): engine.sim.worldview
 
 
 WORLDS: dict[str, WorldEntry] = {
@@ -73,6 +75,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "autoscaler", "controller", "platform", "workload", "faults", "policy", *POLICY_SECTIONS),
         ("cluster", "scheduler"),
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
+        ui=VM_VIEW,
     ),
     "functions": WorldEntry(
         FunctionWorld,
@@ -80,6 +83,7 @@ WORLDS: dict[str, WorldEntry] = {
         tuple(FUNCTION_SLOTS),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
+        ui=FUNCTIONS_VIEW,
     ),
     "pod": WorldEntry(
         PodWorld,
@@ -87,6 +91,7 @@ WORLDS: dict[str, WorldEntry] = {
         (),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
         fixed=("pods",),
+        ui=POD_VIEW,
     ),
 }
 
