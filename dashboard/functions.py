@@ -20,6 +20,7 @@ from holoviews.streams import Buffer, Pipe
 
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
+from dashboard.plots import name_hook
 from dashboard.tabs import TabBase
 
 #: Sample rows kept on screen (per function: the buffer holds this many rows for all functions together).
@@ -78,7 +79,10 @@ def _by_function(data: pd.DataFrame, column: str, label: str, logy: bool = False
     curves = [hv.Curve(g, "time", (column, label), label=str(f)) for f, g in data.groupby("function", sort=True)] if len(data) else []
     if not curves:
         curves = [hv.Curve([], "time", (column, label))]
-    return hv.Overlay(curves).opts(hv.opts.Curve(**OPTS, logy=logy), hv.opts.Overlay(legend_position="top_left", title=label))
+    figure = name_hook(f"fn-{column}")  # the bokeh figure's name (tests and the benchmark find it)
+    return hv.Overlay(curves).opts(
+        hv.opts.Curve(**OPTS, logy=logy), hv.opts.Overlay(legend_position="top_left", title=label, hooks=[figure])
+    )
 
 
 class FunctionsView:
@@ -126,7 +130,8 @@ class FunctionsView:
                 part = g[["time", col]].rename(columns={col: "response"})
                 curves.append(hv.Curve(part, "time", ("response", "response (s)"), label=f"{f} {col[-3:]}").opts(line_dash=dash))
         return hv.Overlay(curves).opts(
-            hv.opts.Curve(**OPTS, logy=True), hv.opts.Overlay(legend_position="top_left", title="response p50 / p95 / p99 (s)")
+            hv.opts.Curve(**OPTS, logy=True),
+            hv.opts.Overlay(legend_position="top_left", title="response p50 / p95 / p99 (s)", hooks=[name_hook("fn-latency")]),
         )
 
     @staticmethod
@@ -143,7 +148,9 @@ class FunctionsView:
             ):
                 part = g[["time", col]].rename(columns={col: "replicas"})
                 curves.append(hv.Curve(part, "time", "replicas", label=f"{f} {col.removeprefix('replicas_')}").opts(line_dash=dash))
-        return hv.Overlay(curves).opts(hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state"))
+        return hv.Overlay(curves).opts(
+            hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state", hooks=[name_hook("fn-replicas")])
+        )
 
     def _image(self, data: tuple) -> hv.Image:
         grid, (x0, x1), names = data

@@ -90,8 +90,9 @@ class TickLoop:
         samples = new.get(s.sim.sample_table)
         if samples is not None and len(samples):
             self.newest_sample = float(samples["time"].iloc[-1])
-        for view in self.tabset.views.values():
-            view.push(new, s.sim.now)
+        for title, view in self.tabset.views.items():
+            if title in self.tabset.titles:  # a tab built for another run that does not apply to this one is not fed
+                view.push(new, s.sim.now)
         self.on_rows(new)
 
     def catch_up(self, view: Tab) -> None:

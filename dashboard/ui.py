@@ -166,7 +166,12 @@ class Dashboard(pn.viewable.Viewer):
     def warm_up(self, until: float = WARM_UP, budget: float = WARM_UP_BUDGET) -> None:
         """Simulate the first ``until`` seconds, at least five samples (within ``budget`` wall seconds), and draw them
         into the tab shown."""
-        s = self.session
+        self._warm(self.session, until, budget)
+        self.refresh()
+
+    @staticmethod
+    def _warm(s: LiveSession, until: float = WARM_UP, budget: float = WARM_UP_BUDGET) -> None:
+        """A new run that is to play starts with its first minutes simulated, so that its first frame has data."""
         if s.sim is None or s.sim.now > 0 or not s.playing:
             return
         t0 = time.perf_counter()
@@ -175,7 +180,6 @@ class Dashboard(pn.viewable.Viewer):
         piece = min(10 * interval, until / 4)
         while s.sim.now < until and time.perf_counter() - t0 < budget:
             s.sim.advance(min(until, s.sim.now + piece))
-        self.refresh()
 
     def __panel__(self) -> pn.viewable.Viewable:
         pn.state.onload(self.start)
@@ -343,6 +347,7 @@ class Dashboard(pn.viewable.Viewer):
         self.tabset.arrange()
         self.fault_card.rebuild()
         self.kpis.update(s.kpis(), view=s.view)
+        self._warm(s)
         self.loop.poll_and_push()
         self._update_link()
 

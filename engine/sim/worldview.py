@@ -91,7 +91,7 @@ class WorldView:
         return next(k for k in self.kpis if k.key == key)
 
 
-NODE_ARG = FaultArg("node", "Node (name or position; empty: the busiest)", kind="node")
+NODE_ARG = FaultArg("node", "Node (empty: the busiest)", kind="node")
 
 VM_VIEW = WorldView(
     sample_table="samples",
@@ -146,9 +146,7 @@ POD_VIEW = WorldView(
     ),
     faults=(
         FaultButton("node_failure", "Fail a node", (NODE_ARG,), needs_cluster=True),
-        FaultButton(
-            "node_recovery", "Recover a node", (FaultArg("node", "Node to recover (name or position)", kind="node", required=True),), True
-        ),
+        FaultButton("node_recovery", "Recover a node", (FaultArg("node", "Node (name or position)", kind="node", required=True),), True),
     ),
     tables=("samples", "events", "nodes", "placements", "breakdowns"),
     views=("pod-series", "gpu", "waiting", "events"),
