@@ -50,6 +50,9 @@ _LAZY = {
     "SweepSpec": "engine.runs.spec",
     "list_datasets": "engine.runs.dataset",
     "SweepDataset": "engine.runs.dataset",
+    "read_history": "engine.runs.whatif",
+    "whatif": "engine.runs.whatif",
+    "read_whatif_table": "engine.runs.whatif",
 }
 
 __all__ = [

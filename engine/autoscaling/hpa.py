@@ -146,8 +146,10 @@ def hpa_replicas(
 ) -> tuple[int, float]:
     """``replica_calculator.go GetResourceReplicas``: (desired replicas, unadjusted usage ratio).
 
-    ``loads``: cpu of the ready pods as fractions of their request; ``target`` in %. Missing metrics count
-    as 100 % of the target on a scale-down and 0 on a scale-up; unready pods count as 0 on a scale-up.
+    ``loads``: cpu of the ready pods as fractions of their request; ``target`` in %. A pod without a metric
+    counts as 0 on a scale-up and, on a scale-down, as its whole request (or the target if that is above 100 %):
+    the code's ``max(100, target)``, where the docs say "100 % of the target". Unready pods count as 0 on a
+    scale-up.
     Then the ratio is recomputed; within tolerance, or if the direction flips, ``current`` is kept.
     """
     if not loads:
@@ -160,7 +162,7 @@ def hpa_replicas(
         return math.ceil(ratio * len(loads)), ratio
     adjusted = list(loads)
     if missing and ratio < 1.0:
-        adjusted += [target / 100.0] * missing
+        adjusted += [max(100.0, target) / 100.0] * missing
     elif missing and ratio > 1.0:
         adjusted += [0.0] * missing
     if scale_up_with_unready:
@@ -185,13 +187,13 @@ class HPAMemory:
 
     def normalise(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
         """``normalizeDesiredReplicasWithBehaviors``: stabilise, then limit by the behavior policies and [low, high]."""
-        if not self._initialised:  # maybeInitScaleDownStabilizationWindow
+        if not self._initialised:  # recordInitialRecommendation
             self.recommendations.append((now, current))
             self._initialised = True
-        stabilised = self._stabilise(p, now, current, desired)
-        return self._limit(p, now, current, stabilised, low, high)
+        stabilised = self.stabilise(p, now, current, desired)
+        return self.limit_rate(p, now, current, stabilised, low, high)
 
-    def _stabilise(self, p: HPAParams, now: float, current: int, desired: int) -> int:
+    def stabilise(self, p: HPAParams, now: float, current: int, desired: int) -> int:
         """``stabilizeRecommendationWithBehaviors``: min over the up window, max over the down window."""
         up_cutoff = now - p.scale_up_stabilization
         down_cutoff = now - p.scale_down_stabilization
@@ -205,7 +207,7 @@ class HPAMemory:
         self.recommendations.append((now, desired))
         return min(max(current, up), down)
 
-    def _limit(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
+    def limit_rate(self, p: HPAParams, now: float, current: int, desired: int, low: int, high: int) -> tuple[int, str]:
         """``convertDesiredReplicasWithBehaviorRate``."""
         if desired > current:
             limit = max(self.limit(p, "up", now, current), current)

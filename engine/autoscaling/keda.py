@@ -74,8 +74,9 @@ class KEDAParams(Section):
 class KEDAPolicy:
     """KEDA: activation 0 <-> 1 at each poll (queue > activation threshold), then its HPA on ``ceil(queue / target)``.
 
-    At a poll: active with 0 replicas -> max(1, min); inactive past the cooldown (and the initial cooldown)
-    with min 0 -> 0, straight away and without the HPA's behavior. Between and after: the HPA KEDA creates
+    At a poll: active with 0 replicas -> max(1, min); inactive with min 0 -> 0 once past the cooldown after the
+    last active poll (or, if the trigger was never active, past the initial cooldown after the start), straight
+    away and without the HPA's behavior; inactive below a min above 0 -> min. Between and after: the HPA KEDA creates
     (min max(1, minReplicaCount), external AverageValue metric, the hpa section's tolerance, windows and
     policies); it does nothing at 0 replicas. Not modelled: fallback (the queue metric never errors here,
     no master heartbeat just means no decision), scalingModifiers, several triggers, idleReplicaCount.
@@ -121,7 +122,8 @@ class KEDAPolicy:
         return ScalingVerdict.toward(obs, desired, reason=reason, **figures)
 
     def _poll(self, now: float, queue: int, current: int) -> tuple[int, str] | None:
-        """The operator's poll (``scale_executor``): activation and the cooldown to zero, or None to leave it to the HPA."""
+        """The operator's poll (``scale_scaledobjects.go RequestScale``): activation, the cooldown to zero and the
+        floor at minReplicaCount while inactive; None leaves the count to the HPA."""
         p = self.params
         self.last_poll = now
         self.active = queue > p.activation_threshold
@@ -131,7 +133,15 @@ class KEDAPolicy:
                 return max(1, p.min_replica_count), f"activated: queue {queue} > {p.activation_threshold:g}"
             return None
         if p.min_replica_count == 0 and current > 0:
-            cooled = self.last_active is None or self.last_active + p.cooldown_period < now
-            if cooled and now >= self.started + p.initial_cooldown_period:
-                return 0, f"inactive: queue {queue} <= {p.activation_threshold:g} past the cooldown"
+            # scaleToZeroOrIdle: the initial cooldown counts from the start only until the trigger was first active.
+            # Upstream's test is creation + initialCooldown < now; a ScaledObject is created before its first poll,
+            # so a poll exactly initialCooldown after the start is past it (hence >= at the start's instant here).
+            if self.last_active is None:
+                cooled, since = now >= self.started + p.initial_cooldown_period, "the initial cooldown"
+            else:
+                cooled, since = self.last_active + p.cooldown_period < now, "the cooldown"
+            if cooled:
+                return 0, f"inactive: queue {queue} <= {p.activation_threshold:g} past {since}"
+        elif current < p.min_replica_count:
+            return p.min_replica_count, f"inactive below minReplicaCount {p.min_replica_count}"
         return None

@@ -92,6 +92,14 @@ class KPAParams(Section):
         doc="scale-down-delay (s): the highest want within it is used.",
     )
 
+    activation_scale = param.Integer(
+        1,
+        bounds=(1, 1000),
+        label="Activation scale",
+        softbounds=(1, 20),
+        doc="activation-scale: when any worker is wanted, at least this many (1: no effect).",
+    )
+
     def check(self) -> None:
         if self.max_scale and self.min_scale > self.max_scale:
             raise ParamError(
@@ -107,10 +115,12 @@ class KPAPolicy:
 
     Per round: total concurrency = busy threads of the serving workers + the master's newest queue length.
     ``dspc``/``dppc`` = ceil(stable / panic window average / target), kept in [floor(ready / down rate),
-    ceil(up rate x ready)]; panic when dppc / ready >= threshold, during which the count never decreases;
-    panic ends a full stable window after the last round over the threshold. Then scale-down delay, min/max
-    scale and the scale-to-zero grace period. Not modelled: excess burst capacity and the activator
-    (requests are already buffered by the master), requests-per-second targets, activation scale.
+    ceil(up rate x ready)], raised to the activation scale when above zero; panic when dppc / ready >=
+    threshold, during which the count never decreases; panic ends a full stable window after the last round
+    over the threshold; a policy whose first round sees more than one ready worker starts in panic (as a
+    Knative autoscaler created for a revision that has pods). Then scale-down delay, min/max scale and the
+    scale-to-zero grace period. Not modelled: excess burst capacity and the activator (requests are already
+    buffered by the master), requests-per-second targets, unreachable revisions.
     """
 
     name = "kpa"
@@ -119,6 +129,7 @@ class KPAPolicy:
     def __init__(self, params: KPAParams | None = None):
         self.params = params if params is not None else KPAParams()
         self.samples: deque[tuple[float, float]] = deque()
+        self.started = False
         self.panic_since: float | None = None
         self.max_panic_pods = 0
         self.delayed: deque[tuple[float, int]] = deque()
@@ -132,16 +143,42 @@ class KPAPolicy:
         return max(0.01, concurrency * p.target_percentage / 100.0)
 
     def decide(self, obs: ScalingObservation) -> ScalingVerdict:
-        p = self.params
         if not obs.queue:
             return ScalingVerdict.not_measured("no master heartbeat")
         if obs.active and obs.threads > 0:
             self.worker_threads = obs.threads / len(obs.active)
         now = obs.now
-        target = self.target()
+        ready_count = len(obs.serving)
+        if not self.started:
+            self.start(now, ready_count)
         concurrency = sum(obs.serving_busy) + obs.queue[-1]
         stable_avg, panic_avg = self._averages(now, concurrency)
-        ready_count = len(obs.serving)
+        desired = self.scale(now, stable_avg, panic_avg, ready_count)
+        desired, bound = self._bounds(obs, desired)
+        target = self.target()
+        mode = "panic" if self.panic_since is not None else "stable"
+        dspc, dppc = math.ceil(stable_avg / target), math.ceil(panic_avg / target)
+        reason = f"{mode}: concurrency {stable_avg:.3g} stable / {panic_avg:.3g} panic over target {target:.3g}: {dspc}/{dppc} pods{bound}"
+        return ScalingVerdict.toward(
+            obs, desired, metric=stable_avg / max(1, ready_count), target=target, concurrency=concurrency, reason=reason
+        )
+
+    def start(self, now: float, ready_count: int) -> None:
+        """``newAutoscaler``: an autoscaler that starts with more than one ready pod starts in panic, holding them."""
+        self.started = True
+        self.max_panic_pods = ready_count
+        if ready_count > 1:
+            self.panic_since = now
+
+    def scale(self, now: float, stable_avg: float, panic_avg: float, ready_count: int) -> int:
+        """``autoscaler.go Scale``: the wanted pods from the stable and panic averages, before min/max scale.
+
+        Rate limits against ``max(1, ready)``, activation scale, panic (enter or extend when the panic window wants
+        ``threshold`` x ready or more; leave a full stable window after the last such round; never shrink while in
+        it), then the scale-down delay.
+        """
+        p = self.params
+        target = self.target()
         ready = max(1, ready_count)
         max_up = math.ceil(p.max_scale_up_rate * ready)
         max_down = math.floor(ready / p.max_scale_down_rate)
@@ -149,6 +186,11 @@ class KPAPolicy:
         dppc = math.ceil(panic_avg / target)
         stable_pods = min(max(dspc, max_down), max_up)
         panic_pods = min(max(dppc, max_down), max_up)
+        if p.activation_scale > 1:
+            if dspc > 0 and stable_pods < p.activation_scale:
+                stable_pods = p.activation_scale
+            if dppc > 0 and panic_pods < p.activation_scale:
+                panic_pods = p.activation_scale
         over = dppc / ready >= p.panic_threshold_percentage / 100.0
         if over:
             self.panic_since = now  # enter, or extend
@@ -158,11 +200,7 @@ class KPAPolicy:
         if self.panic_since is not None:
             self.max_panic_pods = max(self.max_panic_pods, stable_pods, panic_pods)
             desired = self.max_panic_pods
-        desired = self._delay(now, desired)
-        desired, bound = self._bounds(obs, desired)
-        mode = "panic" if self.panic_since is not None else "stable"
-        reason = f"{mode}: concurrency {stable_avg:.3g} stable / {panic_avg:.3g} panic over target {target:.3g}: {dspc}/{dppc} pods{bound}"
-        return ScalingVerdict.toward(obs, desired, metric=stable_avg / ready, target=target, concurrency=concurrency, reason=reason)
+        return self._delay(now, desired)
 
     def _averages(self, now: float, concurrency: float) -> tuple[float, float]:
         """Mean concurrency over the stable and the panic window (``t > now - window``), this round included."""

@@ -17,7 +17,6 @@ from engine.autoscaling.functions import (
     AverageRpsScaler,
     FunctionScaler,
     HPATarget,
-    IdleScaler,
     Overlay,
     PolicyScaler,
     QueuePerReplicaScaler,
@@ -25,6 +24,7 @@ from engine.autoscaling.functions import (
 )
 from engine.autoscaling.hpa import HPAParams, HPAPolicy
 from engine.autoscaling.keda import KEDAParams, KEDAPolicy
+from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
 from engine.core.params import ParamError, Section
@@ -144,7 +144,11 @@ FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
     "queue_per_replica": FunctionScalerEntry(
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
-    "scale_to_zero": FunctionScalerEntry(lambda fn, s: IdleScaler(fn), 30.0, "OpenFaaS: zero after idle_timeout, woken by the gateway"),
+    "scale_to_zero": FunctionScalerEntry(
+        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid")),  # type: ignore[arg-type]
+        30.0,
+        "OpenFaaS: zero after idle_timeout (or keep_alive hybrid's windows), woken by the gateway",
+    ),
     "hpa": FunctionScalerEntry(
         _hpa, 15.0, "Kubernetes HPA on cpu use of the request (the resource model) or on requests per replica (hpa_metric)"
     ),

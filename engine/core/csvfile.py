@@ -72,6 +72,7 @@ def read_csv(
     if len(df) == 0:
         raise error(path, "", f"empty {noun}: the file has a header but no rows; allowed: at least one row", field)
     _no_repeated_header(df, path, field, error)
+    _no_short_rows(df, path, field, error)
     return df
 
 
@@ -97,6 +98,24 @@ def _header(path: Path, field: str, error: type[FileError]) -> list[str]:
             )
         seen[name] = i
     return names
+
+
+def _no_short_rows(df: pd.DataFrame, path: Path, field: str, error: type[FileError]) -> None:
+    """A row with fewer fields than the header: pandas fills the missing cells as empty, so count them.
+
+    Only a file whose last column has an empty cell can hold one, so only such a file is read again.
+    """
+    if not df.iloc[:, -1].isna().any():
+        return
+    want = len(df.columns)
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        rows = csv.reader(f)
+        next(rows, None)
+        for row in rows:
+            if row and len(row) < want:
+                raise error(
+                    path, f"line {rows.line_num}", f"{len(row)} fields where the header has {want}; allowed: one field per column", field
+                )
 
 
 def _no_repeated_header(df: pd.DataFrame, path: Path, field: str, error: type[FileError]) -> None:

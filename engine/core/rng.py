@@ -21,6 +21,7 @@ STREAMS = {
     "execution": 10,  # the function platform: execution times (one sub-stream per replica)
     "startup": 11,  # the function platform: replica start-up times
     "pods": 12,  # the pod world: the FGD paper's workload tuning (which pods fill the cluster)
+    "node_autoscaler": 22,  # node groups' boot times (one sub-stream per group) and the expanders' tie-breaks
 }
 
 

@@ -710,7 +710,11 @@ class RequestFlow:
             rt.replica_seconds_done += t - r.placed_at
         rt.replicas.pop(r.id, None)
         self._life_row(t, r, "removed", cause)
-        for p in self.placement.release(r.id, t):
+        self.bind_retried(self.placement.release(r.id, t), t)
+
+    def bind_retried(self, placements: list[Placement], t: float) -> None:
+        """Pending replicas the placement service has just placed (capacity freed, a node joined): bind them at ``t``."""
+        for p in placements:
             placed = self.by_id[p.vm_id]
             self._schedule_row(placed, p.image, "bind", p, t)
             self._bound(placed, p, t)

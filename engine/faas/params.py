@@ -13,6 +13,7 @@ import math
 
 import param
 
+from engine.autoscaling.keepalive import KEEPALIVE_POLICIES
 from engine.autoscaling.registry import FUNCTION_SCALERS
 from engine.core.params import ParamError, Section
 from engine.faas.measured import STARTUP_PROFILES, load_measurements
@@ -125,6 +126,15 @@ class FunctionParams(Section):
     drain_band_high = param.Number(30.0, bounds=(0.0, 3600.0), step=1.0, doc="queue_drain: upper end of the drain-time band (s).")
     idle_timeout = param.Number(
         300.0, bounds=(0.0, 86400.0), step=10.0, doc="scale_to_zero: idle seconds before zero; per_request: before an instance expires."
+    )
+    keep_alive = param.Selector(
+        default="fixed",
+        objects=list(KEEPALIVE_POLICIES),
+        doc="scale_to_zero: fixed (zero after idle_timeout) or hybrid (Shahrad et al. 2020: pre-warm and keep-alive windows "
+        "from a histogram of this function's idle times).",
+    )
+    keep_alive_range = param.Integer(
+        240, bounds=(1, 20160), softbounds=(10, 480), doc="scale_to_zero with keep_alive hybrid: the idle-time histogram's range (minutes)."
     )
     faas_sim_exact = param.Boolean(
         True, doc="Reproduce faas-sim's scaler arithmetic (step 0 by default, per-window averages, pending ignored)."

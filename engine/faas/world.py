@@ -18,6 +18,7 @@ import pandas as pd
 import simpy
 
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
+from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
@@ -27,6 +28,8 @@ from engine.faas.flow import REASONS, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
+from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
+from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.scheduling.service import PlacementService
 from engine.workload.requests import shape_peak
 
@@ -57,9 +60,15 @@ class FunctionWorld:
         if not self.slots:
             raise ParamError("fn1", "the functions world needs at least one function; allowed: a section fn1 (.. fn6)")
         self.placement = PlacementService(
-            sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
+            sections["cluster"],
+            sections["scheduler"],
+            stream("placement"),
+            recorder,
+            history=run.breakdown_history,
+            extra_nodes=fleet_nodes(sections),
         )
         self.flow = RequestFlow(sections, self.slots, self.placement, load_measurements(), recorder, stream)
+        self.nodescaling = NodeScaling(env, sections, self.placement, recorder, stream, self) if NODE_AUTOSCALER in sections else None
         recorder.provide_columns(INVOCATIONS, self.invocation_columns)
         for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
             recorder.declare(spec)
@@ -69,6 +78,8 @@ class FunctionWorld:
 
     # -- Platform -----------------------------------------------------------------------------------------
     def start(self) -> None:
+        if self.nodescaling is not None:
+            self.nodescaling.start()  # the groups' initial nodes are up before the first replicas are placed
         flow = self.flow
         for rt in flow.functions:
             s = rt.section
@@ -137,6 +148,28 @@ class FunctionWorld:
             if rt.scaler is None and not rt.per_request and len(rt.counted()) < rt.spec.min_replicas:
                 self.flow.scale_to(rt, rt.spec.min_replicas, now, "fault", "replacing drained replicas")
         return FaultOutcome(node=self.placement.cluster.names[index], facts={"replicas": hit})
+
+    # -- NodeHost: what the node autoscaler asks of the world ------------------------------------------------
+    def waiting_pods(self, now: float) -> list[Pod]:
+        """Replicas waiting for a node (the placement service's pending pods), oldest first."""
+        self.flow.catch_up(now)
+        return self.placement.pending_pods()
+
+    def evict(self, node: int, now: float) -> int:
+        """A node is drained: its replicas take no new requests and go when done; a new replica replaces each at once."""
+        self.flow.catch_up(now)
+        moved = 0
+        for rt in self.flow.functions:
+            for r in [r for r in rt.counted() if r.node_index == node]:
+                self.flow.drain(r, now, "node_scale_down")
+                self.flow.create(rt, now, "evicted")
+                moved += 1
+        return moved
+
+    def capacity_added(self, node: int, now: float) -> None:
+        """A node joined: the pending replicas are retried (oldest first) and bound."""
+        self.flow.catch_up(now)
+        self.flow.bind_retried(self.placement.retry_pending(now), now)
 
     # -- processes ----------------------------------------------------------------------------------------
     def _scaling(self, rt: FunctionRuntime):
@@ -409,4 +442,5 @@ class FunctionWorld:
             **{f"requests_{k}" if k != "cold_starts" else k: v for k, v in totals.items()},
             "replica_hours": float(table["replica_hours"].sum()),
             "functions": {row["function"]: {k: v for k, v in row.items() if k != "function"} for row in table.to_dict("records")},
+            **(self.nodescaling.summary(now) if self.nodescaling is not None else {}),
         }

@@ -52,6 +52,8 @@ from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.recorder import Recorder
+from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
+from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.podworld.params import FIELD
 from engine.podworld.tables import ALLOCATION_CURVE, NODE_SAMPLES, PODS, SAMPLES, allocation_curve
 from engine.podworld.workload import POD_IMAGE, pod_target, select_phases, trace_pod, tune_workload
@@ -86,7 +88,12 @@ class PodWorld:
         self.params = params
         self.fill = params.experiment == "fill"
         self.placement = PlacementService(
-            sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
+            sections["cluster"],
+            sections["scheduler"],
+            stream("placement"),
+            recorder,
+            history=run.breakdown_history,
+            extra_nodes=fleet_nodes(sections),
         )
         cluster = self.cluster = self.placement.cluster
         cluster.registry.add(POD_IMAGE, dict.fromkeys(cluster.label_values[ARCH], 0))
@@ -147,6 +154,13 @@ class PodWorld:
         self._next_snapshot = 0.0  # fill: arrived % of the next node snapshot
         recorder.provide(PODS, self._pod_rows)
         recorder.provide(ALLOCATION_CURVE, self._curve_rows)
+        self.nodescaling = None
+        if NODE_AUTOSCALER in sections:
+            if self.fill:
+                raise ParamError(
+                    "node_autoscaler", "fill refuses at once the pods no node fits; allowed: pods.experiment replay with a node autoscaler"
+                )
+            self.nodescaling = NodeScaling(env, sections, self.placement, recorder, stream, self)
 
     # -- reading the trace -------------------------------------------------------------------------------
     def _check_models(self) -> None:
@@ -170,6 +184,8 @@ class PodWorld:
 
     # -- Platform ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        if self.nodescaling is not None:
+            self.nodescaling.start()
         if self.fill:
             self.env.process(self._filling())
         else:
@@ -218,6 +234,33 @@ class PodWorld:
             self.pending = sorted([*lost, *self.pending])  # back in the queue by submission order
             self.max_pending = max(self.max_pending, len(self.pending))
         return FaultOutcome(node=name, facts={"pods": [int(s) for s in lost]})
+
+    # -- NodeHost: what the node autoscaler asks of the world ----------------------------------------------
+    def waiting_pods(self, now: float) -> list[Pod]:
+        """The pods waiting for a node, oldest submission first."""
+        return [self.pod(int(self.row[sub])) for sub in self.pending]
+
+    def evict(self, node: int, now: float) -> int:
+        """A node is drained: each of its pods is scheduled again at once (oldest first); one that fits nowhere waits."""
+        subs = sorted(self.placement.owners_on(node))
+        waiting = []
+        for sub in subs:
+            self.placement.unbind(sub, now)
+            self._leave_node(sub)
+            self.state[sub] = WAITING
+            self.node[sub] = -1
+        for sub in subs:
+            if not self._place(sub, now):
+                waiting.append(sub)
+        if waiting:
+            self.pending = sorted([*waiting, *self.pending])
+            self.max_pending = max(self.max_pending, len(self.pending))
+        return len(subs)
+
+    def capacity_added(self, node: int, now: float) -> None:
+        """A node joined: the waiting pods that fit it are retried, oldest first."""
+        self.dirty.add(node)
+        self._retry(now)
 
     # -- placing ----------------------------------------------------------------------------------------
     def _place(self, sub: int, now: float) -> bool:
@@ -401,11 +444,21 @@ class PodWorld:
             self._sample()
 
     def _sample(self) -> None:
-        free = self.cluster.gpu_milli_free
-        idle = self.capacity_milli - self.allocated_milli
-        frag = self.tracker.total_milli() if self.tracker is not None else 0.0
+        free, present, capacity = self.cluster.gpu_milli_free, self._present, self.capacity_milli
+        cpu_capacity, memory_capacity = self._cpu_capacity, self._memory_capacity
+        up = None if self.nodescaling is None else self.nodescaling.up()  # the nodes that are up: a group's launched ones only
+        if up is not None:
+            free, present = free[up], present[up]
+            capacity = int(present.sum()) * GPU_MILLI
+            cpu_capacity = max(int(self.cluster.cpu_capacity[up].sum()), 1)
+            memory_capacity = max(int(self.cluster.memory_capacity[up].sum()), 1)
+        idle = capacity - self.allocated_milli
+        if self.tracker is None:
+            frag = 0.0
+        else:
+            frag = self.tracker.total_milli() if up is None else float(self.tracker.node_milli()[up].sum())
         idle_devices = int(np.count_nonzero(free == GPU_MILLI))  # absent devices hold 0: never idle
-        used_devices = int(np.count_nonzero(free == 0)) - int(self._present.size - np.count_nonzero(self._present))
+        used_devices = int(np.count_nonzero(free == 0)) - int(present.size - np.count_nonzero(present))
         counts = self.counts
         self._add_sample(
             (
@@ -417,15 +470,15 @@ class PodWorld:
                 len(self.pending),
                 counts["unplaced"],
                 counts["departed"],
-                self.allocated_cpu / self._cpu_capacity,
-                self.allocated_memory / self._memory_capacity,
-                self.allocated_milli / self.capacity_milli if self.capacity_milli else 0.0,
+                self.allocated_cpu / cpu_capacity,
+                self.allocated_memory / memory_capacity,
+                self.allocated_milli / capacity if capacity else 0.0,
                 self.allocated_milli,
                 idle,
                 frag,
                 frag / idle if idle > 0 else np.nan,
                 idle_devices,
-                int(self._present.sum()) - idle_devices - used_devices,
+                int(present.sum()) - idle_devices - used_devices,
             )
         )
 
@@ -493,13 +546,14 @@ class PodWorld:
             "gpu_policy": sched.gpu_policy,
             "tie_break": sched.tie_break,
             "fgd_score": sched.fgd_score,
-            "nodes": self.cluster.n,
-            "gpus": int(self.cluster.gpu_count.sum()),
+            "nodes": self.cluster.n if self.nodescaling is None else self.nodescaling.fleet.first,  # a node group's nodes: node_groups
+            "gpus": int(self.cluster.gpu_count[: self.cluster.n if self.nodescaling is None else self.nodescaling.fleet.first].sum()),
             "pods_in_workload": len(self.row),
             "pods_submitted": self.submitted,
             "pods_scheduled": self.counts["scheduled"],
             "scheduled_share": self.counts["scheduled"] / self.submitted if self.submitted else float("nan"),
             "pods_unplaced": self.counts["unplaced"],
+            **(self.nodescaling.summary(now) if self.nodescaling is not None else {}),
         }
         if self.fill:
             curve = allocation_curve(

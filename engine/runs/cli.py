@@ -2,7 +2,8 @@
 
 Also ``python -m engine sweep SWEEP_FILE [--out DIR] [--workers N | --scheduler ADDRESS]`` (a sweep file of
 ``data/sweeps/``, see :mod:`engine.runs.spec`) or ``python -m engine sweep SCENARIO --grid section.NAME=V1,V2 ...
---seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`).
+--seeds 1,2,3``: a resumable parameter sweep on Dask (see :mod:`engine.runs.sweep`). And ``python -m engine whatif
+METRICS.csv --policy hpa`` (:mod:`engine.runs.whatif`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pandas as pd
 from engine.core.clock import check_horizon
 from engine.core.inputs import InputError, load_yaml
 from engine.core.params import ParamError
+from engine.nodescaling.controller import format_node_summary
+from engine.runs import whatif
 from engine.runs.outputs import check_out, check_out_file, write_out
 from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.sessions import RecordingMismatch, load_recording
@@ -128,7 +131,12 @@ def format_function_summary(summary: dict) -> str:
 
 
 def format_summary(summary: dict) -> str:
-    """The run's headline figures as printed by ``run`` and ``replay`` (per world)."""
+    """The run's headline figures as printed by ``run`` and ``replay`` (per world, then the node autoscaler's if any)."""
+    text = _format_world_summary(summary)
+    return text if "node_groups" not in summary else f"{text}\n{format_node_summary(summary)}"
+
+
+def _format_world_summary(summary: dict) -> str:
     if summary.get("world") == "functions":
         return format_function_summary(summary)
     if summary.get("world") == "pod":
@@ -144,7 +152,7 @@ def format_summary(summary: dict) -> str:
                 else []
             ),
             f"  wait p50/p95/p99 {summary['wait_p50']:.2f} / {summary['wait_p95']:.2f} / {summary['wait_p99']:.2f} s",
-            f"  VM-hours         {summary['vm_hours']:.2f} as the controller accounts them, {summary['vm_hours_cloud']:.2f} as the cloud bills them",
+            f"  VM-hours         {summary['vm_hours']:.2f} from the cloud's VM states ({summary['vm_hours_logged']:.2f} as the original controller logs them)",
             f"  policy           {summary['policy']}   scale-outs {summary['scale_outs']}   scale-ins {summary['scale_ins']}"
             f"   master recoveries {summary['master_recoveries']}",
             f"  max active workers {summary['max_active_workers']}   time_left outside the band "
@@ -403,7 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
     swp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    whatif.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.cmd == "whatif":
+        return whatif.run(args)
     if args.cmd == "sweep":
         return _sweep(args)
     if args.cmd == "export":

@@ -13,6 +13,7 @@ Interface (platforms keep to it)::
     service.fail_node(node, now) -> list[int]         # node unschedulable; returns the owners that were on it
     service.recover_node(node, now) -> list[Placement]  # node schedulable again; retries pending
     service.pending                                   # owners waiting for capacity, oldest first
+    service.pods_by_node() / owners_on(node) / pending_pods()  # what a node autoscaler reads
 
 What it records (tables declared here, see :data:`PLACEMENTS`, :data:`BREAKDOWNS`, :data:`NODES`): the nodes
 once; one ``placements`` row per bind, pending attempt, release and loss; the nodes x priorities breakdown
@@ -35,13 +36,15 @@ parameters take effect only when a new service is built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from engine.cluster.build import build_cluster
-from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, Pod
+from engine.cluster.grow import with_nodes
+from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, NodeSpec, Pod
 from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
@@ -162,10 +165,12 @@ class PlacementService:
         rng: np.random.Generator,
         recorder: Recorder | None = None,
         history: int = 20,
+        extra_nodes: Sequence[NodeSpec] = (),
     ):
         self.cluster_params = cluster_params
         self.scheduler_params = scheduler_params
-        self.cluster = build_cluster(cluster_params, rng)
+        # extra_nodes: appended after the cluster is built (a node autoscaler's groups), they draw nothing from ``rng``
+        self.cluster = with_nodes(build_cluster(cluster_params, rng), extra_nodes)
         self.history = history
         self.scheduler = Scheduler(self.cluster, scheduler_params, rng=np.random.default_rng(int(rng.integers(2**63))), explain=history > 0)
         self.pending: list[int] = []
@@ -412,6 +417,21 @@ class PlacementService:
                 counts[predicate.name] = int(rejected.sum())
             passes &= mask
         return counts
+
+    def pods_by_node(self) -> dict[int, list[Pod]]:
+        """The bound pods per node position (nodes without pods are absent), in bind order."""
+        out: dict[int, list[Pod]] = {}
+        for pod, node, _ in self._bound.values():
+            out.setdefault(node, []).append(pod)
+        return out
+
+    def owners_on(self, node: int) -> list[int]:
+        """The owners whose pods are bound to node position ``node``, in bind order."""
+        return [owner for owner, (_, n, _) in self._bound.items() if n == node]
+
+    def pending_pods(self) -> list[Pod]:
+        """The pods of :attr:`pending`, oldest first."""
+        return [self._pod(owner) for owner in self.pending]
 
     def last_breakdown(self) -> pd.DataFrame | None:
         """Node x priority breakdown of the latest decision (also of one that found no node)."""

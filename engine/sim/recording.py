@@ -3,7 +3,7 @@
 Version 1 is JSON: ``{"format": "scalelab-recording", "version": 1, "scenario": {...}, "seed": N,
 "inputs": [{"time": t, "kind": "params", "changes": {...}} | {"time": t, "kind": "fault", "fault": K,
 "args": {...}}], "until": T, "samples_sha256": "..."}``. ``Simulation.replay`` rebuilds the session and checks
-the digest of its samples (:func:`samples_match`).
+the digest of its samples (:func:`check_samples`).
 """
 
 from __future__ import annotations
@@ -70,6 +70,9 @@ def check_recording(data: Any, fault_kinds: tuple[str, ...] | None = None, origi
             raise ScenarioError(f"{origin}: {key}: missing or of the wrong type; allowed: {getattr(typ, '__name__', typ)}")
     if not _finite_time(data["until"]):
         raise ScenarioError(f"{origin}: until: {data['until']!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}]")
+    digest = data.get("samples_sha256")
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+        raise ScenarioError(f"{origin}: samples_sha256: {str(digest)[:80]!r} is not allowed; allowed: 64 lower-case hex digits")
     if not 0 <= data["seed"] < 2**63:
         raise ScenarioError(f"{origin}: seed: {data['seed']!r} is not allowed; allowed: an integer in [0, 2**63)")
     last = 0.0
@@ -112,7 +115,17 @@ def parse_recording(data: bytes | str, origin: str) -> dict[str, Any]:
         raise ScenarioError(str(e)) from None
 
 
-def samples_match(recording: Mapping[str, Any], samples: pd.DataFrame) -> bool:
-    """Do replayed samples reproduce the recorded digest (True when the recording has none)?"""
+def check_samples(recording: Mapping[str, Any], samples: pd.DataFrame, origin: str = "recording") -> None:
+    """Raise :class:`ScenarioError` unless the replayed ``samples`` have the recorded digest; a recording without one
+    cannot be verified (replay it unverified)."""
     want = recording.get("samples_sha256")
-    return not want or frame_digest(samples) == want
+    if not want:
+        raise ScenarioError(
+            f"{origin}: samples_sha256: missing, so the replay cannot be verified; allowed: a recording with its digest, or --no-verify"
+        )
+    got = frame_digest(samples)
+    if got != want:
+        raise ScenarioError(
+            f"{origin}: samples_sha256: the replay's samples have digest {got[:16]}..., the recording says {want[:16]}...: the recording "
+            "was edited (its digest, scenario or inputs) or made by a scalelab that simulates differently; allowed: replay with --no-verify"
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.autoscaling.keepalive import HybridHistogramParams
 from engine.autoscaling.registry import POLICY_SECTIONS, PolicyParams
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -18,6 +19,7 @@ from engine.cluster.params import ClusterParams
 from engine.core.params import ParamError, Section
 from engine.faas.params import FUNCTION_SLOTS, FaasParams, FunctionFaultParams, check_function_files
 from engine.faas.world import FunctionWorld
+from engine.nodescaling.params import GROUP_SLOTS, NodeAutoscalerParams
 from engine.podworld.params import PodsParams
 from engine.podworld.params import check_files as check_pod_files
 from engine.podworld.world import PodWorld
@@ -52,7 +54,10 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry(FaasParams),
     **{key: SectionEntry(cls, check_function_files) for key, cls in FUNCTION_SLOTS.items()},
     "function_faults": SectionEntry(FunctionFaultParams),
+    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
     "pods": SectionEntry(PodsParams, check_pod_files),
+    "node_autoscaler": SectionEntry(NodeAutoscalerParams),
+    **{key: SectionEntry(cls) for key, cls in GROUP_SLOTS.items()},
 }
 
 
@@ -80,17 +85,18 @@ WORLDS: dict[str, WorldEntry] = {
     "functions": WorldEntry(
         FunctionWorld,
         ("run", "faas", "function_faults", *POLICY_SECTIONS, "cluster", "scheduler"),
-        tuple(FUNCTION_SLOTS),
+        (*FUNCTION_SLOTS, "node_autoscaler", *GROUP_SLOTS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
+        fixed=tuple(GROUP_SLOTS),
         ui=FUNCTIONS_VIEW,
     ),
     "pod": WorldEntry(
         PodWorld,
         ("run", "pods", "cluster", "scheduler"),
-        (),
+        ("node_autoscaler", *GROUP_SLOTS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
-        fixed=("pods",),
+        fixed=("pods", *GROUP_SLOTS),
         ui=POD_VIEW,
     ),
 }
@@ -98,7 +104,7 @@ WORLDS: dict[str, WorldEntry] = {
 #: Sections a scenario names only together with another: a scheduler needs a cluster to schedule on.
 NEEDS = {"scheduler": "cluster"}
 #: Sections that bring others along with their defaults: a cluster is scheduled on by the default scheduler.
-BRINGS = {"cluster": "scheduler"}
+BRINGS = {"cluster": "scheduler", **dict.fromkeys(GROUP_SLOTS, "node_autoscaler")}
 
 SECTION_CLASSES: dict[str, type[Section]] = {key: entry.cls for key, entry in SECTIONS.items()}
 

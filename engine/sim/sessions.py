@@ -90,8 +90,9 @@ class Recording:
         return pd.DataFrame(rows, columns=["time", "kind", "name", "value"]).sort_values("time", kind="stable", ignore_index=True)
 
     def _inputs_recording(self, until: float | None = None) -> dict[str, Any]:
+        """The inputs up to ``until`` as a version-1 recording; the whole session keeps a JSON recording's samples digest."""
         t = self.until if until is None else until
-        return {
+        recording = {
             "format": RECORDING_FORMAT,
             "version": 1,
             "scenario": self.manifest["scenario"],
@@ -99,16 +100,19 @@ class Recording:
             "inputs": [i for i in self.inputs if i["time"] <= t],
             "until": t,
         }
+        if until is None and "samples_sha256" in self.manifest:
+            recording["samples_sha256"] = self.manifest["samples_sha256"]
+        return recording
 
     def replay(self, verify: bool = True) -> Simulation:
         """Re-simulate the session; with ``verify``, check every stored table (:class:`RecordingMismatch` on a difference)."""
+        if not self.tables:  # a version-1 JSON recording: its samples digest is what there is to check
+            return Simulation.replay(self._inputs_recording(), verify=verify, origin=self.origin)
         sim = Simulation.replay(self._inputs_recording(), verify=False, origin=self.origin)
-        if verify and self.tables:
+        if verify:
             where = first_divergence(self.tables, sim.frames())
             if where is not None:
                 raise RecordingMismatch(self.origin, *where, simulation=sim)
-        elif verify and self.manifest.get("samples_sha256"):
-            Simulation.replay(self._inputs_recording(), verify=True, origin=self.origin)
         return sim
 
     def branch(self, at: float) -> Simulation:

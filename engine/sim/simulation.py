@@ -27,7 +27,7 @@ from engine.core.platform import Platform
 from engine.core.recorder import Recorder
 from engine.sim.archive import software, write_archive
 from engine.sim.faults import FaultSchedule
-from engine.sim.recording import check_recording, make_recording, samples_match
+from engine.sim.recording import check_recording, check_samples, make_recording
 from engine.sim.registry import WORLDS, check_files
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 
@@ -215,6 +215,6 @@ class Simulation:
             except ParamError as e:
                 raise ScenarioError(f"{origin}: inputs[{i}]: {e}") from None
         sim.advance(rec["until"])
-        if verify and not samples_match(rec, sim.samples()):
-            raise ScenarioError(f"{origin}: samples_sha256: the replay differs from the recorded session")
+        if verify:
+            check_samples(rec, sim.samples(), origin)
         return sim

@@ -64,7 +64,7 @@ class VMCloud:
             self._billed += now - self._billing.pop(vm.id)
 
     def vm_seconds(self, now: float) -> float:
-        """What the cloud bills: the time every VM spent listed and not SUSPENDED or FAILED, up to ``now``."""
+        """The reported VM time, from the cloud's own state changes only: every VM listed and not SUSPENDED or FAILED, up to ``now``."""
         return self._billed + sum(now - since for since in self._billing.values())
 
     def _set_state(self, vm: VM, state: VMState, reason: str = "", node: str | None = None) -> None:

@@ -21,9 +21,10 @@ which go first in Kubernetes but cannot be cancelled here (see ``ScalingPolicy.s
 
 Seed-exact mode (``ControllerParams.seed_exact``) reproduces the original's clock: every age (heartbeat
 staleness, start-up, transition and shutdown time-outs) is ``int(now) - stamp``, with commands stamped at
-their fractional send time and adopted VMs and running-time accounts at whole seconds; and its command
-order: in the round the master is found RUNNING again only the resumes (or the initial worker's CREATE) go
-out. With it off, ages use the float clock and that round also sends the master's own command.
+their fractional send time and adopted VMs and running-time accounts at whole seconds. With it off, ages use
+the float clock. In either mode the round the master is found RUNNING again sends the initial worker's CREATE
+(if there is no worker), then the RESUMEs, then the master's own next command, as the original does
+(``docs/explanation/vm-autoscaler-seed-exact.md``).
 
 Rule ids (``Command.rule``), see :data:`RULES`:
 
@@ -51,7 +52,7 @@ Rule ids (``Command.rule``), see :data:`RULES`:
 Order of sending within a round: every CREATE first (in the master-crash round the new master's),
 then the per-VM commands in the cloud's VM order (a scale-out's RESUMEs included), and in the
 master-crash round the SUSPENDs then the old master's DELETE; in the round the master is found
-RUNNING again the CREATE of the initial worker, then the RESUMEs (then, not seed-exact, the master's own command).
+RUNNING again the CREATE of the initial worker, then the RESUMEs, then the master's own command.
 
 Defects of the original, handled here instead of crashing:
 
@@ -70,9 +71,7 @@ Other choices where the original would have crashed or the simulation needs a de
   buffer and command entry dropped; the worker count is left alone, as in the original, until the next
   master recovery recounts it. A master missing from the list is a master crash without a DELETE;
 * a VM the controller deleted but the cloud still lists is ignored;
-* at start-up running-time accounts are opened for every existing VM except SUSPENDED ones;
-* not seed-exact, in the round the master is found RUNNING again its own next command is sent too (the
-  spec's "either way"; the original sends only the resumes then).
+* at start-up running-time accounts are opened for every existing VM except SUSPENDED ones.
 """
 
 from __future__ import annotations
@@ -240,7 +239,8 @@ class VMController:
         self.policy = policy
 
     def vm_seconds(self, now: float) -> float:
-        """Cumulative VM running time as the controller accounts it: closed accounts plus the open ones up to ``now``."""
+        """Cumulative VM running time as the original logs it (the samples' ``vm_seconds_logged``): accounts opened and
+        closed when commands are sent, refused ones too. The reported figure is the cloud's (:meth:`VMCloud.vm_seconds`)."""
         now = self._stamp(now)
         return self._closed_seconds + sum(now - since for since in self._running_since.values())
 
@@ -354,7 +354,7 @@ class VMController:
             self.waiting_for_master = False
             for command in resumes:
                 self._send(command, now)
-        if master_command is not None and not (action == "master_recovered" and self.modes.seed_exact):
+        if master_command is not None:  # after the resumes, in every round that waits for the master, as the original
             self._send(master_command, now)  # the master must be driven to RUNNING
         return self._decision(now, action)
 

@@ -4,8 +4,11 @@ Jobs are not simpy processes. The queue is a FIFO with many servers (threads), s
 job follows from the arrival times and the times threads become free (the Kiefer-Wolfowitz
 recursion: ``start = max(ready, earliest free thread)``). :meth:`JobFlow.catch_up` applies it up to a
 time ``t``, committing every job that starts at or before ``t``; whoever changes the set of threads
-(a worker joins, drains, crashes) or reads the queue first catches up to the current time. The result
-is the same as one simpy event per arrival and per completion, at a fraction of the cost.
+(a worker joins, drains, crashes) or reads the queue inside the simulation first catches up to the
+current time, and the end of every ``advance(t)`` commits every job that starts before ``t``
+(:meth:`JobFlow.settle`), so the jobs table is complete whatever is read between advances, and reading
+(:meth:`JobFlow.known_arrivals`) never changes the state. The result is the same as one simpy event per
+arrival and per completion, at a fraction of the cost.
 
 The queue is durable (a broker-backed queue): it survives master restarts. While no master is
 running nothing is dispatched. Jobs in service on a worker that crashes, is deleted or suspended go
@@ -81,6 +84,11 @@ class JobFlow:
             del buf[: self._bi]
             self._base += self._bi
             self._bi = 0
+
+    def settle(self, t: float) -> None:
+        """Commit every job that starts before ``t`` (the end of an ``advance(t)``: what happens at ``t`` itself is the
+        next advance's), generating only the arrival windows that start before ``t``."""
+        self.catch_up(math.nextafter(t, -math.inf))
 
     def catch_up(self, t: float) -> None:
         """Commit every job that starts at or before ``t``."""
@@ -215,7 +223,15 @@ class JobFlow:
     # -- observations (call catch_up(t) first) --------------------------------------------
     def arrived_total(self, t: float) -> int:
         self._generate_upto(t)
+        return self.known_arrivals(t)
+
+    def known_arrivals(self, t: float) -> int:
+        """Arrivals at or before ``t`` among those generated so far (a read: generates nothing)."""
         return self._base + bisect_right(self._buf, t)
+
+    def known_queue_length(self, t: float) -> int:
+        """Jobs waiting at ``t`` among the arrivals generated so far (a read: generates nothing)."""
+        return self.known_arrivals(t) - (self._base + self._bi) + len(self._requeued)
 
     def queue_length(self, t: float) -> int:
         return self.arrived_total(t) - (self._base + self._bi) + len(self._requeued)

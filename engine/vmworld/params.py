@@ -151,9 +151,9 @@ class ControllerParams(Section):
 
     ``seed_exact`` reproduces the original round for round: ages measured from a whole-second "now"
     (``int(time)``) against fractional command stamps, adopted VMs and running-time accounts stamped in whole
-    seconds, and its command order (in the round the master is found RUNNING again, only the resumes are
-    sent). Off: float clock everywhere, and that round also sends the master's own next command (the spec's
-    "either way"). The extensions change decisions and can only be switched on with ``seed_exact`` off.
+    seconds. Off: the float clock everywhere. The command order is the original's in both (in the round the
+    master is found RUNNING again: the initial worker's CREATE, the RESUMEs, then the master's own command).
+    The extensions change decisions and can only be switched on with ``seed_exact`` off.
     """
 
     key = "controller"
@@ -161,7 +161,7 @@ class ControllerParams(Section):
     seed_exact = param.Boolean(
         True,
         label="Seed-exact mode",
-        doc="Decide exactly as the original VMScheduler: whole-second clock for ages, its command order, no extensions.",
+        doc="Decide exactly as the original VMScheduler: whole-second clock for ages, no extensions.",
     )
     drain_above_cap = param.Boolean(
         False,

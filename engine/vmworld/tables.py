@@ -32,8 +32,16 @@ SAMPLES = table(
         ("wait_p50", "float64", "median wait of jobs started in the interval (s; NaN if none)"),
         ("wait_p95", "float64", "95th percentile wait of jobs started in the interval"),
         ("wait_p99", "float64", "99th percentile wait of jobs started in the interval"),
-        ("vm_seconds", "float64", "cumulative VM running time as the controller accounts it (as the original logs it)"),
-        ("vm_seconds_cloud", "float64", "cumulative VM time as the cloud bills it: every VM not SUSPENDED, FAILED or deleted"),
+        (
+            "vm_seconds",
+            "float64",
+            "cumulative VM time from the cloud's state changes: every VM while booting, resuming or ACTIVE (not SUSPENDED, FAILED or deleted)",
+        ),
+        (
+            "vm_seconds_logged",
+            "float64",
+            "cumulative VM running time as the original controller logs it: opened and closed when commands are sent, refused ones too",
+        ),
         ("pending_pods", "int64", "worker pods waiting for a node"),
         ("master_state", "string", "cloud/app state of the master VM"),
     ],

@@ -86,7 +86,9 @@ class VMWorld:
         self.env.process(self._sampling())
 
     def settle(self, now: float) -> None:
-        """Nothing to do: the job queue is brought up to date by whoever reads it."""
+        """Commit every job that starts before ``now``: the jobs table is complete at the end of every advance,
+        whatever is read (the summary and the tables only read)."""
+        self.jobs.settle(now)
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
         if "policy.kind" in applied:
@@ -225,8 +227,8 @@ class VMWorld:
                     "wait_p50": p50,
                     "wait_p95": p95,
                     "wait_p99": p99,
-                    "vm_seconds": self.controller.vm_seconds(now),
-                    "vm_seconds_cloud": self.cloud.vm_seconds(now),
+                    "vm_seconds": self.cloud.vm_seconds(now),
+                    "vm_seconds_logged": self.controller.vm_seconds(now),
                     "pending_pods": len(self.placement.pending) if self.placement is not None else 0,
                     "master_state": master_state,
                 },
@@ -255,10 +257,12 @@ class VMWorld:
 
     # -- summary ----------------------------------------------------------------------------------------
     def summary(self, now: float) -> dict[str, Any]:
-        """Headline figures at ``now`` exactly (jobs counted up to ``now``, not at the last sample)."""
+        """Headline figures at the end of the last advance (jobs counted up to ``now``, not at the last sample).
+
+        A read: it changes nothing, so reading it between advances cannot change what happens next. Jobs that
+        start at ``now`` itself start in the next advance (:meth:`settle`)."""
         rec = self.recorder
         jobs = self.jobs
-        jobs.catch_up(now)
         in_service = jobs.in_service(now)
         tl = np.asarray(rec.column("samples", "time_left"), dtype=float)
         lo = np.asarray(rec.column("samples", "band_low"), dtype=float)
@@ -268,15 +272,15 @@ class VMWorld:
         actions = rec.column("decisions", "action")
         modes = self.sections["controller"]
         return {
-            "jobs_arrived": jobs.arrived_total(now),
+            "jobs_arrived": jobs.known_arrivals(now),
             "jobs_completed": jobs.started - in_service,
             "jobs_in_service": in_service,
-            "queue_at_end": jobs.queue_length(now),
+            "queue_at_end": jobs.known_queue_length(now),
             "wait_p50": self.waits.percentile(50),
             "wait_p95": self.waits.percentile(95),
             "wait_p99": self.waits.percentile(99),
-            "vm_hours": self.controller.vm_seconds(now) / 3600.0,
-            "vm_hours_cloud": self.cloud.vm_seconds(now) / 3600.0,
+            "vm_hours": self.cloud.vm_seconds(now) / 3600.0,
+            "vm_hours_logged": self.controller.vm_seconds(now) / 3600.0,
             "policy": self.sections["policy"].kind,
             "scale_outs": actions.count("scale_out"),
             "scale_ins": actions.count("scale_in"),

@@ -164,15 +164,24 @@ def legacy_tables(sim) -> dict[str, pd.DataFrame]:
     node_index = {} if nodes is None else dict(zip(nodes["node"], nodes["node_index"], strict=True))
     legacy = events[["time", "kind", "vm", "vm_type", "command", "rule"]].copy()
     legacy["detail"] = [_legacy_detail(ev, placements, node_index) for _, ev in events.iterrows()]
-    return {"samples": sim.samples(), "decisions": decisions, "events": legacy}
+    # the reported VM time was the controller's log, and the cloud's a second column; now the cloud's is reported
+    samples = sim.samples().rename(columns={"vm_seconds": "vm_seconds_cloud", "vm_seconds_logged": "vm_seconds"})
+    return {"samples": samples, "decisions": decisions, "events": legacy}
 
 
 # -- capture and compare -----------------------------------------------------------------------------------
 
 
+def legacy_summary(sim) -> dict:
+    """summary() as captured: ``vm_hours`` was the controller's log, ``vm_hours_cloud`` the cloud's figure."""
+    summary = sim.summary()
+    renamed = {"vm_hours": "vm_hours_cloud", "vm_hours_logged": "vm_hours"}
+    return {renamed.get(k, k): v for k, v in summary.items()}
+
+
 def digests_of(sim) -> dict:
     out = {name: table_digests(df) for name, df in legacy_tables(sim).items()}
-    out["summary"] = {k: canonical(v) for k, v in sim.summary().items()}
+    out["summary"] = {k: canonical(v) for k, v in legacy_summary(sim).items()}
     return out
 
 

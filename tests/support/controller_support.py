@@ -106,26 +106,16 @@ def only(decision, vm_id):
     return sent[0] if sent else None
 
 
-def recovered_round(h: Harness) -> list:
-    """What the round the master is found RUNNING sends besides resumes and CREATEs: nothing in seed-exact
-    mode (the original sends only the resumes), the master's own next command otherwise."""
-    return [] if h.scaler.modes.seed_exact else [(K.INIT, "r10_adopt_init")]
-
-
-def master_initialised(h: Harness) -> None:
-    """Seed-exact: the adopted master's INIT goes out the round after it was found RUNNING; run that round at
-    the same time, so that the tests count rounds from the recovery in either mode."""
-    if not recovered_round(h):
-        d = h.step(dt=0.0)
-        assert (K.INIT, "r10_adopt_init") in kinds(d, h.scaler.master_id)
+#: What the round the adopted master is found RUNNING sends after any CREATE and RESUMEs: its own INIT (the
+#: original executes the master's command after the if/else of ``_handle_master``, recovery round included).
+MASTER_INIT = (K.INIT, "r10_adopt_init")
 
 
 def adopted(*workers: tuple[int, VMState], **params) -> Harness:
     """Master 1 and the given workers exist before start; the master is found RUNNING (and INIT'd) at t=10."""
     h = Harness([(1, MASTER, S.ACTIVE)] + [(i, WORKER, s) for i, s in workers], **params)
     d = h.step()
-    assert d.action == "master_recovered" and kinds(d) == recovered_round(h)
-    master_initialised(h)
+    assert d.action == "master_recovered" and kinds(d) == [MASTER_INIT]
     return h
 
 
@@ -133,8 +123,7 @@ def fresh_worker(**params) -> Harness:
     """Master 1 found RUNNING (and INIT'd) at t=10, which creates worker 100 (last command CREATE at t=10)."""
     h = Harness([(1, MASTER, S.ACTIVE)], **params)
     d = h.step()
-    assert kinds(d) == [(K.CREATE, "initial_worker"), *recovered_round(h)]
-    master_initialised(h)
+    assert kinds(d) == [(K.CREATE, "initial_worker"), MASTER_INIT]
     assert h.cloud.workers() == [100] and h.scaler.last_command(100) == (10.0, K.CREATE)
     return h
 
@@ -150,9 +139,9 @@ def settled(active: int = 4, suspended: int = 0, **params) -> Harness:
     h.active_ids, h.suspended_ids = ids, sus
     d = h.step(running=ids, queue=[32])
     assert d.action == "master_recovered" and h.scaler.worker_count == active + suspended
-    master_late = len(recovered_round(h)) == 0  # seed-exact: the master's INIT goes out with the workers'
+    assert kinds(d) == [MASTER_INIT]
     d = h.step(running=ids, queue=[32])
-    assert kinds(d) == [(K.INIT, "r10_adopt_init")] * (active + master_late) and d.action == "not_measured"
+    assert kinds(d) == [(K.INIT, "r10_adopt_init")] * active and d.action == "not_measured"
     return h
 
 

@@ -237,8 +237,9 @@ def test_hpa_unready_workers_count_as_idle_on_a_scale_up():
     assert v.desired == 6 and v.action == "scale_out"
 
 
-def test_hpa_missing_metrics_count_as_target_down_and_zero_up():
-    # 2 measured at 20 %, 2 missing, target 80: 20/80 < 1 -> missing at 80 %: (20+20+80+80)/4 = 50 -> 0.625 x 4 -> 3
+def test_hpa_missing_metrics_count_as_the_whole_request_down_and_zero_up():
+    # 2 measured at 20 %, 2 missing, target 80: 20/80 < 1 -> missing at max(100, 80) = 100 % (the code; the docs say
+    # "the target"): (20+20+100+100)/4 = 60 -> 0.75 x 4 -> 3
     assert hpa_replicas(4, [0.2, 0.2], 80, 0.1, missing=2)[0] == 3
     # 2 at 100 %, 2 missing, target 50: ratio 2 -> missing at 0: 50/50 = 1.0, within tolerance: keep 4
     assert hpa_replicas(4, [1.0, 1.0], 50, 0.1, missing=2)[0] == 4
@@ -368,8 +369,10 @@ def test_kpa_target_is_container_concurrency_times_percentage():
 
 
 def test_kpa_stable_mode_wants_ceil_concurrency_over_target():
-    # 4 workers x 5 busy + 15 queued = 35 over target 7: 5 pods; 5/4 < 200 %: stable
-    v = KPAPolicy(KPAParams(container_concurrency=10)).decide(kpa_obs(10.0, 15))
+    # 4 workers x 5 busy + 15 queued = 35 over target 7: 5 pods; 5/4 < 200 %: stable (the policy started at one worker)
+    policy = KPAPolicy(KPAParams(container_concurrency=10))
+    policy.start(0.0, 1)
+    v = policy.decide(kpa_obs(10.0, 15))
     assert (v.action, v.desired, v.concurrency, v.metric, v.target) == ("scale_out", 5, 35.0, 35 / 4, 7.0)
     assert v.reason.startswith("stable")
 
@@ -399,8 +402,16 @@ def test_kpa_a_new_spike_extends_panic():
 
 def test_kpa_scale_down_is_limited_by_the_max_scale_down_rate():
     policy = KPAPolicy(KPAParams(container_concurrency=10))
+    policy.start(0.0, 1)
     v = policy.decide(kpa_obs(10.0, 0, n=10, busy_each=0.0))  # nothing to do: 0 wanted, at least floor(10/2) = 5
     assert v.desired == 5
+
+
+def test_kpa_starts_in_panic_when_its_first_round_sees_several_ready_workers():
+    policy = KPAPolicy(KPAParams(container_concurrency=10))
+    v = policy.decide(kpa_obs(10.0, 0, n=10, busy_each=0.0))  # idle, but the 10 are held for a stable window
+    assert (v.desired, policy.panic_since, v.reason.startswith("panic")) == (10, 10.0, True)
+    assert policy.decide(kpa_obs(71.0, 0, n=10, busy_each=0.0)).desired == 5  # 10 + 60 < 71: stable, floor(10/2)
 
 
 def test_kpa_scale_to_zero_after_the_grace_period_only_with_min_zero():

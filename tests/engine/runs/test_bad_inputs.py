@@ -86,6 +86,7 @@ TRACE_CASES = [
     ("azure2019-duplicate-column.csv", "azure2019", "line 1, column '4': appears twice (columns 8 and 9)"),
     ("azure2019-header-only.csv", "azure2019", "the file has a header but no rows"),
     ("azure2019-extra-field.csv", "azure2019", "line 3: 10 fields where the header has 9"),
+    ("azure2019-short-row.csv", "azure2019", "line 3: 7 fields where the header has 9"),
     ("azure2021-not-utf8.csv", "azure2021", "not a readable CSV file"),
     ("empty.csv", "azure2019", "the file is empty"),
 ]
@@ -105,6 +106,10 @@ RECORDING_CASES = [
     ("not-an-object.json", "must be a JSON object"),
     ("truncated.json", "not valid JSON"),
     ("binary.json", "not UTF-8 text"),
+    # good.json with its digest zeroed, removed, or a parameter change edited by hand: the digest is compared
+    ("zeroed-digest.json", "samples_sha256: the replay's samples have digest 121e137a7fd0edfd..., the recording says 0000000000000000..."),
+    ("hand-edited-change.json", "samples_sha256: the replay's samples have digest"),
+    ("missing-digest.json", "samples_sha256: missing, so the replay cannot be verified"),
 ]
 
 

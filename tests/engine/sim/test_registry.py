@@ -16,8 +16,8 @@ from engine.sim.simulation import Simulation
 def test_every_section_is_a_row_of_the_table_under_its_own_key():
     assert set(SECTIONS) == {
         "run", "autoscaler", "controller", "platform", "workload", "faults", "policy", "hpa", "kpa", "keda", "cluster", "scheduler",
-        "faas", "function_faults", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6",
-        "pods",
+        "faas", "function_faults", "keepalive_hybrid", "fn1", "fn2", "fn3", "fn4", "fn5", "fn6",
+        "pods", "node_autoscaler", "ng1", "ng2", "ng3", "ng4",
     }  # fmt: skip
     for key, entry in SECTIONS.items():
         assert issubclass(entry.cls, Section) and entry.cls.key == key and SECTION_CLASSES[key] is entry.cls
@@ -39,7 +39,15 @@ def test_world_sections_and_the_cluster_brings_its_scheduler():
     base = world_sections("vm", set())
     assert "cluster" not in base and "scheduler" not in base and set(WORLDS["vm"].sections) == set(base)
     assert {"cluster", "scheduler"} <= set(world_sections("vm", {"cluster"}))
-    assert NEEDS == {"scheduler": "cluster"} and BRINGS == {"cluster": "scheduler"}
+    assert NEEDS == {"scheduler": "cluster"}
+    assert BRINGS == {
+        "cluster": "scheduler",
+        "ng1": "node_autoscaler",
+        "ng2": "node_autoscaler",
+        "ng3": "node_autoscaler",
+        "ng4": "node_autoscaler",
+    }
+    assert "node_autoscaler" in world_sections("pod", {"ng2"}) and "node_autoscaler" not in world_sections("pod", set())
     with pytest.raises(ParamError, match=r"^run\.world: 'lambda' is not a world; allowed: vm, functions, pod$"):
         world_sections("lambda", set())
     functions = world_sections("functions", {"fn1", "fn3"})

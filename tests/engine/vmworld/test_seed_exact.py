@@ -64,18 +64,6 @@ def test_adopted_vms_and_running_time_are_stamped_in_whole_seconds(mode, stamp, 
     assert controller.vm_seconds(20.9) == pytest.approx(seconds)  # seed: int(20.9) - 12
 
 
-@pytest.mark.parametrize("mode", [{}, FLOAT])
-def test_the_recovery_round_sends_only_the_resumes_in_seed_exact_mode(mode):
-    h = Harness([(1, VMType.MASTER, S.ACTIVE), (2, VMType.WORKER, S.ACTIVE)], modes=modes(**mode))
-    d = h.step({2: A.RUNNING})  # found RUNNING at t=10; its own next command is INIT (adopted, no command yet)
-    assert d.action == "master_recovered"
-    master_cmd = only(d, 1)
-    assert master_cmd == (None if mode == {} else (K.INIT, "r10_adopt_init"))
-    d = h.step({2: A.RUNNING})
-    if mode == {}:  # the original sends it in the next round, with the workers' commands
-        assert only(d, 1) == (K.INIT, "r10_adopt_init")
-
-
 def test_heartbeats_keyed_by_sender_address_reach_their_vm_and_unknown_senders_are_ignored():
     h = adopted((2, S.ACTIVE), (3, S.ACTIVE))
     now = h.now + 10.0
