@@ -123,4 +123,4 @@ class BranchTab(TabBase, pn.viewable.Viewer):
 
 
 def _from(frame: pd.DataFrame, t0: float) -> pd.DataFrame:
-    return frame[frame["time"] >= t0] if len(frame) else frame
+    return frame[frame["time"] >= t0] if len(frame) and "time" in frame else frame

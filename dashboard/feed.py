@@ -15,7 +15,18 @@ from typing import Protocol
 import pandas as pd
 
 #: Tables the dashboard's views read (those a run does not record are skipped).
-VIEW_TABLES = ("samples", "events", "decisions", "nodes", "placements", "breakdowns", "function_samples", "pods")
+VIEW_TABLES = (
+    "samples",
+    "events",
+    "decisions",
+    "nodes",
+    "placements",
+    "breakdowns",
+    "function_samples",
+    "pods",
+    "nodes_by_group",
+    "node_decisions",
+)
 
 
 class TableSource(Protocol):

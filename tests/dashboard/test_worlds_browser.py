@@ -105,14 +105,15 @@ def test_every_shipped_scenario_opens_from_the_list_and_runs_with_its_worlds_tab
     assert not [m.text for m in messages if m.type == "error"]
 
 
-@pytest.mark.parametrize("name", ["edge", "faas-edge", "openb", "openb-fgd"])
-def test_a_scenario_of_each_world_opens_by_link(served, name):
+def test_a_scenario_of_each_world_opens_by_link(served):
     page, port, made, caplog, _ = served
-    page.goto(f"http://127.0.0.1:{port}/?scenario={name}&tab={FIRST_TAB[world_of(name)]}")
-    wait_running(page, world_of(name))
-    expect(page.locator(".run-state").first).to_contain_text(name, timeout=WAIT)
-    assert made[-1].session.scenario == name
-    assert re.search(rf"scenario={name}\b", page.url)
+    for name in ("edge", "faas-edge", "openb", "openb-fgd"):
+        world = world_of(name)
+        page.goto(f"http://127.0.0.1:{port}/?scenario={name}&tab={FIRST_TAB[world]}", wait_until="domcontentloaded", timeout=WAIT)
+        expect(page.locator(".run-state").first).to_contain_text(name, timeout=WAIT)
+        wait_running(page, world)
+        assert made[-1].session.scenario == name and made[-1].active_tab == FIRST_TAB[world]
+        assert re.search(rf"scenario={name}\b", page.url)
     assert no_server_errors(caplog) == []
 
 
