@@ -28,6 +28,7 @@ from dashboard.links import apply_link, link_query
 from dashboard.livecontrols import LiveControls
 from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
+from dashboard.serverlog import quiet_closed_sockets
 from dashboard.session import LiveSession
 from dashboard.tabset import TabSet
 from dashboard.tabtable import TABS
@@ -191,6 +192,7 @@ class Dashboard(pn.viewable.Viewer):
         if self._callback is not None or self._stopped:
             return
         self._last_wall = time.perf_counter()
+        quiet_closed_sockets()
         if pn.state.location is not None:
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -56,3 +57,22 @@ def test_each_worlds_kpis_read_columns_its_run_records(scenario):
         assert kpi.column in new[kpi.table], (kpi.key, kpi.table)
     values = s.kpis()
     assert all(v == v for k, v in values.items() if k not in ("frag_ratio", "wait_p95", "response_p95")), values  # no NaN
+
+
+def test_a_closed_tabs_undelivered_update_is_one_info_line_not_an_error_with_a_traceback(caplog):
+    from tornado.websocket import WebSocketClosedError
+
+    from dashboard.serverlog import MESSAGE, quiet_closed_sockets
+
+    quiet_closed_sockets()
+    quiet_closed_sockets()  # once per process, however often a page starts
+    logger = logging.getLogger("asyncio")
+    assert sum(type(f).__name__ == "ClosedSocketFilter" for f in logger.filters) == 1
+    caplog.set_level(logging.INFO)
+    try:
+        raise WebSocketClosedError()
+    except WebSocketClosedError as err:
+        logger.error("Task exception was never retrieved\nfuture: <Task exception=%r>", err, exc_info=err)
+    logger.error("another asyncio error")
+    records = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records if r.name == "asyncio"]
+    assert records == [(logging.INFO, MESSAGE, None), (logging.ERROR, "another asyncio error", None)]
