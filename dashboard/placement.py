@@ -16,7 +16,7 @@ import panel as pn
 
 from dashboard import plots
 from dashboard.controls import label_of
-from dashboard.frames import NodeLayout, placement_deltas
+from dashboard.frames import NodeLayout, placement_deltas, rescore
 from dashboard.gpu import GpuDeviceView
 from dashboard.tabs import TabBase
 from engine import PRIORITY_WEIGHTS
@@ -235,6 +235,11 @@ class ScoreView(pn.viewable.Viewer):
         text = f"<b>{when}</b>"
         if previewing:
             text += " <span class='score-preview'><b>Preview</b>: the new weights re-score this placement's pod; they apply from the next placement.</span>"
+            block = rescore(self.shown[0], self.shown[1])
+            if "tie" in block and bool(block["tie"].any()):
+                mode = str(block["mode"].iloc[0]) if "mode" in block and len(block) else ""
+                rule = "kube mode picks among tied nodes at random" if mode == "kube" else f"{mode or 'this'} mode's own rule picks one"
+                text += f" <span class='score-tie'>A tie: {rule}.</span>"
         if self.preview_note:
             text += f" <span class='score-preview-note'>{html.escape(self.preview_note)}</span>"
         return text

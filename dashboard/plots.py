@@ -404,8 +404,8 @@ def score_heatmap(
     if preview:
         before = block.loc[block["winner"].astype(bool), "node"]
         chose = str(before.iloc[0]) if len(before) else "none"
-        tie = " (a tie: kube mode picks among tied nodes at random)" if bool(shown.get("tie", pd.Series([False])).any()) else ""
-        title = f"PREVIEW, new weights on the placement{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
+        tie = "; a tie" if bool(shown.get("tie", pd.Series([False])).any()) else ""  # the status line says how each mode breaks it
+        title = f"PREVIEW{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
     else:
         title = f"Scores of the placement{when}: chose {grid.winner or 'none (pending)'}"
     if grid.scored > rows:
