@@ -49,7 +49,11 @@ RUN_STYLE.update(parent=RUN_STYLE["A"], branch=RUN_STYLE["B"])  # a recording an
 #: Runs drawn as the second of a pair: their arrivals are the first run's, not drawn twice.
 SECOND_RUNS = ("B", "branch")
 WORKER_COLORS = dict(zip(WORKER_STATES, ("#fdae61", "#1a9850", "#d73027", "#91bfdb"), strict=True))
-WAIT_STYLE = {"wait_p50": ("#4575b4", "solid", "p50"), "wait_p95": ("#f46d43", "dashed", "p95"), "wait_p99": ("#a50026", "dotted", "p99")}
+WAIT_STYLE = {
+    "wait_p50": ("#4575b4", "solid", "p50"),
+    "wait_p95": ("#f46d43", "dashed", "p95"),
+    "wait_p99": ("#e7298a", "dotted", "p99"),
+}  # p99 readable on a dark theme too
 FAULT_COLOR = "#b2182b"
 TIME = hv.Dimension("time", label="simulated time")
 PLOT_HEIGHT = 240
@@ -190,7 +194,7 @@ def workers_body(series: pd.DataFrame, run: str = "live") -> hv.Overlay:
         )
         for i, state in enumerate(WORKER_STATES)
     ]
-    total = _curve(series, "workers_total", "total", "#333333", width=1.0, hover=list(WORKER_STATES))
+    total = _curve(series, "workers_total", "total", "#8c8c8c", width=1.5, hover=list(WORKER_STATES))  # readable on light and dark
     return hv.Overlay([*areas, total])
 
 

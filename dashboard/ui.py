@@ -61,7 +61,7 @@ class Dashboard(pn.viewable.Viewer):
         self.run_card = RunCard(ctx, on_step=self._step, on_reset=self._reset)
         self.fault_card = FaultCard(ctx, on_injected=self._mark_urgent)
         self.controls = LiveControls(s, on_applied=self._applied)
-        self._controls_scenario = s.scenario
+        self._controls_scenario = self._drawn_scenario = s.scenario
         self._controls_stale = False
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
         self.sidebar = pn.Column(
@@ -349,7 +349,9 @@ class Dashboard(pn.viewable.Viewer):
         self.tabset.arrange()
         self.fault_card.rebuild()
         self.kpis.update(s.kpis(), view=s.view)
-        self._warm(s)
+        if s.scenario != self._drawn_scenario:  # another scenario: its first minutes at once (a reset starts at t=0)
+            self._drawn_scenario = s.scenario
+            self._warm(s)
         self.loop.poll_and_push()
         self._update_link()
 

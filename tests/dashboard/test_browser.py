@@ -62,6 +62,7 @@ class Served:
 
     def tab(self, title: str):
         self.page.locator(".bk-tab", has_text=title).first.click()
+        wait_until(lambda: self.dashboard.active_tab == title, self.page, timeout=WAIT)
 
     def kpi(self, key: str):
         return self.page.locator(f"[data-kpi={key}]").first
