@@ -437,7 +437,8 @@ def test_a_row_added_to_the_tab_table_is_built_when_first_shown_and_fed_the_tabl
 
     saved = list(tabtable.TABS)
     try:
-        tabtable.TABS.insert(5, TabSpec("Decisions", CountingTab, applies=lambda s: "decisions" in s.sim.tables))
+        before = [t.title for t in tabtable.TABS].index("Compare")
+        tabtable.TABS.insert(before, TabSpec("Decisions", CountingTab, applies=lambda s: "decisions" in s.sim.tables))
         tabtable.TABS.append(TabSpec("Never", CountingTab, applies=lambda s: False))
         d = ticked(ui.Dashboard(plain), 3)
         assert d.tabset.titles == ["Live", "Replay", "Decisions", "Compare", "Sweeps"]  # Placement and Branch do not apply
