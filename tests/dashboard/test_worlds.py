@@ -163,3 +163,23 @@ def test_the_gpu_heatmap_hover_names_nodes_and_devices():
     labels = hover.formatters["$y"].args["labels"]
     assert labels[-1].startswith(view.names[0]) and "GPU" in hover.formatters["$x"].code
     d.stop()
+
+
+def test_play_pause_shows_in_its_label_and_in_the_header_at_once_and_the_page_has_no_busy_spinner():
+    d = Dashboard("default")
+    d.session.playing = False
+    assert d.run_card.play.label == "▶ Play" and "data-state='paused'" in d.status.object
+    d.session.playing = True
+    assert d.run_card.play.label == "❚❚ Pause" and "data-state='running'" in d.status.object
+    d.session.speed = 600.0
+    assert "speed 600×" in d.status.object
+    assert d.page().busy_indicator is None  # a spinner that never stopped while the clock ticked
+    d.stop()
+
+
+def test_the_kpi_row_and_the_header_show_the_same_simulated_time():
+    d = ticked(Dashboard("default"), 4)
+    d.refresh()
+    kpi_time = d.kpis.pane.object.split("data-kpi='time'>")[1].split("<")[0]
+    assert f"t = {kpi_time}<" in d.status.object
+    d.stop()
