@@ -12,6 +12,7 @@ of :data:`dashboard.tabtable.TABS` (one protocol, :class:`dashboard.tabs.Tab`); 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import json
@@ -234,8 +235,15 @@ class Dashboard(pn.viewable.Viewer):
         if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
             self.stop(clear_plots=False)
             return
-        with pn.io.hold():  # one document update per tick: a new run replaces every plot's data at once
+        with pn.io.hold(), self._frozen():  # one document update per tick: a new run replaces every plot's data at once
             self.loop.tick(wall_dt)
+
+    @staticmethod
+    def _frozen() -> Any:
+        """One walk of the page's model graph per tick, however many plots it draws (Bokeh's public
+        ``Document.models.freeze``: HoloViews walks the graph after each plot update otherwise)."""
+        doc = pn.state.curdoc
+        return doc.models.freeze() if doc is not None else contextlib.nullcontext()
 
     def refresh(self) -> None:
         """Queue what the session recorded since the last refresh and draw the tab on screen now (tests, notebooks)."""
@@ -330,7 +338,7 @@ class Dashboard(pn.viewable.Viewer):
 
     def adopt_run(self) -> None:
         """The session holds a new run: swap it into every view now, in one held update (a branch, an upload)."""
-        with pn.io.hold():
+        with pn.io.hold(), self._frozen():
             self.loop.new_run = False
             self._swap_run()
         if self._callback is None:  # not served (a notebook, a test): draw the new run now
