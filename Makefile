@@ -4,7 +4,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5006
 SCENARIO ?= default
 
-.PHONY: setup serve run test test-fast test-busy lint bench clean
+.PHONY: setup serve run test test-fast test-busy lint bench docs clean
 
 setup:
 	@scripts/setup-venv.sh
@@ -23,8 +23,8 @@ run: setup
 ## The whole suite: lint, unit/property/end-to-end tests, notebooks, browser tests (serially)
 test: setup
 	@scripts/ensure-chromium.sh
-	$(PY) -m ruff check engine dashboard tests benchmarks
-	$(PY) -m ruff format --check engine dashboard tests benchmarks
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
 	$(PY) -m pytest -p no:cacheprovider
 
@@ -41,9 +41,14 @@ test-busy: setup
 	done; exit $$status
 
 lint: setup
-	$(PY) -m ruff check engine dashboard tests benchmarks
-	$(PY) -m ruff format --check engine dashboard tests benchmarks
+	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check engine dashboard tests benchmarks docs/conf.py docs/_ext
 	.venv/bin/lint-imports --no-cache
+
+## Build the docs site offline into docs/_build/html (every page anew, warnings are errors; notebooks from their executed copies)
+docs: setup
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
 
 bench: setup
 	$(PY) benchmarks/engine_throughput.py --quick

@@ -1,4 +1,4 @@
-"""environment.yml stays in step with pyproject.toml: same dependencies, Python 3.12."""
+"""environment.yml stays in step with pyproject.toml: the same packages (runtime, test and docs), Python 3.12."""
 
 import re
 import tomllib
@@ -15,7 +15,8 @@ def _name(requirement: str) -> str:
 
 def test_environment_yml_lists_every_pyproject_dependency():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]}
+    extras = project["optional-dependencies"]
+    wanted = {_name(r) for r in project["dependencies"] + extras["test"] + extras["docs"]}
     wanted = {"distributed" if n == "dask" else n for n in wanted} | {"dask"}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     deps = env["dependencies"]
@@ -25,3 +26,11 @@ def test_environment_yml_lists_every_pyproject_dependency():
     assert "python=3.12" in deps
     assert "-e ." in pip
     assert wanted <= have, f"missing from environment.yml: {sorted(wanted - have)}"
+    extra = have - wanted - {"python", "pip"}
+    assert not extra, f"in environment.yml but not in pyproject.toml: {sorted(extra)}"
+
+
+def test_the_docs_extra_is_part_of_the_test_extra():
+    """`make test` builds the docs, so the test install (.[test]) brings everything the docs build needs."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {_name(r) for r in extras["docs"]} <= {_name(r) for r in extras["test"]}

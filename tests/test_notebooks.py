@@ -2,52 +2,29 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import nbclient
 import nbformat
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+import notebook_cache  # noqa: E402  (docs/_ext: how the docs and this test run a notebook, and where the run is kept)
+
+NOTEBOOKS = notebook_cache.NOTEBOOKS
 #: The mimebundle HoloViews and Panel objects display with.
 HOLOVIZ_MIME = "application/vnd.holoviews_exec.v0+json"
-KERNEL = "python3"
-CELL_TIMEOUT = 300
 #: First cell run in every notebook (not saved): which interpreter does the kernel run?
 WHICH_PYTHON = "import sys; print('KERNEL-PREFIX=' + sys.prefix)"
 
 
 @pytest.fixture(scope="session")
-def venv_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def venv_kernel() -> Iterator[dict[str, str]]:
     """A ``python3`` kernelspec running this interpreter, first on JUPYTER_PATH; offline bokeh resources."""
-    data = tmp_path_factory.mktemp("jupyter")
-    spec = data / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    spec.joinpath("kernel.json").write_text(json.dumps({"argv": argv, "display_name": "scalelab venv", "language": "python"}))
-    env = {
-        "JUPYTER_PATH": os.pathsep.join([str(data), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep),
-        "JUPYTER_PLATFORM_DIRS": "1",
-        # the machine is offline: bokeh inlines its JS rather than link a CDN; plain Jupyter comms. Not
-        # PANEL_INLINE: panel then patches every model's stylesheets one by one and the dashboard takes 35 s to display
-        "BOKEH_RESOURCES": "inline",
-        "PANEL_COMMS": "default",
-        "PYTHONPATH": os.pathsep.join([str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield env
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with notebook_cache.kernel_environment() as env:
+        yield env
 
 
 def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
@@ -58,14 +35,12 @@ def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path: Path, venv_kernel: dict[str, str]) -> None:
+    digest = notebook_cache.source_digest(path)
     nb = nbformat.read(path, as_version=4)
     assert not _outputs(nb), f"{path.name} is committed with outputs; clear them"
     nb.cells.insert(0, nbformat.v4.new_code_cell(WHICH_PYTHON))
-    client = nbclient.NotebookClient(
-        nb, kernel_name=KERNEL, timeout=CELL_TIMEOUT, resources={"metadata": {"path": str(NOTEBOOKS)}}, allow_errors=False
-    )
     started = time.perf_counter()
-    client.execute()
+    notebook_cache.execute(nb)
     elapsed = time.perf_counter() - started
     outputs = _outputs(nb)
     errors = [o for o in outputs if o.get("output_type") == "error"]
@@ -77,3 +52,6 @@ def test_notebook_runs_top_to_bottom(path: Path, venv_kernel: dict[str, str]) ->
     assert ".servable(" in last.source, f"{path.name} does not end in something .servable()"
     assert any(HOLOVIZ_MIME in o.get("data", {}) for o in last.outputs), f"{path.name}: the servable object did not display inline"
     print(f"{path.name}: executed in {elapsed:.1f} s")
+    # the docs render this run (docs/_ext/notebook_cache.py): without the interpreter check, as the notebook is
+    nb.cells.pop(0)
+    notebook_cache.store(path, nb, digest)

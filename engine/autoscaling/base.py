@@ -1,7 +1,7 @@
 """What every scaling policy sees and answers: one observation per round, one verdict, a plain ``decide``.
 
-Specs: ``shared/specs/vm-autoscaler.md`` (queue drain) and ``shared/specs/autoscalers-and-kube-scoring.md``
-section 2 (HPA, KPA, KEDA). The controller (:mod:`engine.vmworld.controller`) keeps everything else and shares
+The rules of each policy in plain words: ``docs/explanation/autoscalers.md`` (HPA, KPA, KEDA) and
+``docs/explanation/vm-controller.md`` (the queue drain and the controller). The controller (:mod:`engine.vmworld.controller`) keeps everything else and shares
 it between policies: the per-VM lifecycle rules, master first, the time-outs, MAX_WORKERS, and turning a
 wanted worker count into commands (scale-out resumes suspended workers first, then CREATEs; scale-in sends
 an app SHUTDOWN to the last workers of the active list, which are suspended once drained). A policy only

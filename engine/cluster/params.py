@@ -9,7 +9,7 @@ from __future__ import annotations
 import param
 
 from engine.cluster.model import CAPABILITY, IMAGE_CATALOGUE, RECEIVES_FROM, WORKER_INPUT, Container, MiB, Pod, gpu_request
-from engine.cluster.topologies import TOPOLOGIES
+from engine.cluster.topologies import TOPOLOGIES, TOPOLOGY_FIELDS
 from engine.core.params import ParamError, Section
 
 
@@ -103,6 +103,19 @@ class ClusterParams(Section):
             ) from None
         if self.worker_gpu_models and self.worker_gpus <= 0:
             raise ParamError("cluster.worker_gpu_models", "set only with worker_gpus > 0; allowed: empty when no GPU is requested")
+
+    def unread(self, named: set[str]) -> list[tuple[str, str]]:
+        """Of the fields a scenario ``named``, those the chosen topology never reads (:data:`TOPOLOGY_FIELDS`)."""
+        specific = {name for fields in TOPOLOGY_FIELDS.values() for name in fields}
+        unread = sorted(named & specific - set(TOPOLOGY_FIELDS[self.topology]))
+        return [
+            (
+                name,
+                f"topology {self.topology} never reads it; allowed: remove it, or a topology that reads it "
+                f"({', '.join(t for t, fields in TOPOLOGY_FIELDS.items() if name in fields)})",
+            )
+            for name in unread
+        ]
 
     def worker_pod(self, name: str) -> Pod:
         """The worker pod this section describes (read at each placement, so live changes apply)."""

@@ -25,9 +25,13 @@ def check_horizon(until: float, field: str = "until") -> float:
     try:
         value = float(until)
     except (TypeError, ValueError):
-        raise ParamError(field, f"{until!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}]") from None
+        raise ParamError(
+            field, f"{until!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}] (the {MAX_HORIZON / 86400:g}-day cap)"
+        ) from None
     if not math.isfinite(value) or value < 0 or value > MAX_HORIZON:
-        raise ParamError(field, f"{until!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}]")
+        raise ParamError(
+            field, f"{until!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}] (the {MAX_HORIZON / 86400:g}-day cap)"
+        )
     return value
 
 

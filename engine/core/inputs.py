@@ -33,6 +33,12 @@ class InputError(ValueError):
     """Input that cannot be used; the message is one line naming the origin, where, and what is allowed."""
 
 
+def size_cap(limit: int) -> str:
+    """A size cap as messages name it: ``16 MiB (16,777,216 bytes)``."""
+    unit, scale = next((u, s) for u, s in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("bytes", 1)) if limit >= s)
+    return f"{limit / scale:g} {unit} ({limit:,} bytes)"
+
+
 def read_bytes(path: str | Path, what: str) -> bytes:
     """The bytes of a file, or an :class:`InputError` naming it (missing, a folder, unreadable, too large)."""
     p = Path(path)
@@ -41,7 +47,7 @@ def read_bytes(path: str | Path, what: str) -> bytes:
             raise InputError(f"{p}: is a directory; allowed: a {what} file")
         size = p.stat().st_size
         if size > MAX_BYTES:
-            raise InputError(f"{p}: {size} bytes; allowed: a {what} file of at most {MAX_BYTES} bytes")
+            raise InputError(f"{p}: {size:,} bytes, above the size cap of a {what} file; allowed: at most {size_cap(MAX_BYTES)}")
         return p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file; allowed: a {what} file") from None
@@ -52,7 +58,7 @@ def read_bytes(path: str | Path, what: str) -> bytes:
 def decode_text(data: bytes, origin: str) -> str:
     """UTF-8 text without NUL bytes, or an :class:`InputError` naming the first bad byte."""
     if len(data) > MAX_BYTES:
-        raise InputError(f"{origin}: {len(data)} bytes; allowed: at most {MAX_BYTES} bytes")
+        raise InputError(f"{origin}: {len(data):,} bytes, above the size cap of a text input; allowed: at most {size_cap(MAX_BYTES)}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -37,6 +37,11 @@ class Section(param.Parameterized):
     def check(self) -> None:
         """Raise :class:`ParamError` when the current combination is not allowed."""
 
+    def unread(self, named: set[str]) -> list[tuple[str, str]]:
+        """Of the parameters a scenario ``named``, those the other values make sure are never read, each with why
+        and what is allowed (a scenario naming one is refused); none by default."""
+        return []
+
     def values(self) -> dict[str, Any]:
         """The tunables as plain values (lists copied), in declaration order."""
         out = {}

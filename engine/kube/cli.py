@@ -71,7 +71,7 @@ def _scheduler_arguments(parser: argparse.ArgumentParser, scheduler_name_default
     parser.add_argument("-d", "--debug", action="store_true", help="debug logs")
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m engine.kube",
         description="Skippy - Navigating functions to the edge of the world (i.e. K8s), on scalelab's scheduler.",
@@ -230,7 +230,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return _serve(args) if args.cmd == "serve" else _plan(args)

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from engine.core import budget
 from engine.core.clock import check_horizon
-from engine.core.inputs import InputError, load_yaml
+from engine.core.inputs import InputError, load_yaml, size_cap
 from engine.core.params import ParamError
 from engine.nodescaling.controller import format_node_summary
 from engine.runs import whatif
@@ -67,7 +68,10 @@ def _budget(sim: Simulation, until: float, allow_long: bool, what: str) -> None:
     ``what`` names where the horizon came from (``--until 86400``, or the scenario's run.duration)."""
     estimate = sim.estimate(until)
     if estimate.too_long and not allow_long:
-        raise InputError(f"{what}: this run would take {estimate.describe()}; allowed: a shorter run, or --allow-long")
+        raise InputError(
+            f"{what}: this run would take {estimate.describe()}, beyond the caps ({budget.REFUSE_SECONDS / 60:g} min of wall time, "
+            f"{size_cap(budget.REFUSE_BYTES)} of memory); allowed: a shorter run, or --allow-long"
+        )
     if estimate.long or estimate.too_long:
         print(f"warning: this run will take {estimate.describe()}", file=sys.stderr, flush=True)
 
@@ -367,7 +371,8 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m engine`` (the docs' reference is generated from it)."""
     parser = argparse.ArgumentParser(prog="python -m engine", description="Run scalelab scenarios headless.")
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run a scenario and write its tables as Parquet")
@@ -412,7 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     swp.add_argument("--out", type=Path, default=None, help="the dataset directory (default for a sweep file: out/sweeps/NAME)")
     swp.add_argument("--no-progress", action="store_true", help="no progress bar")
     whatif.add_parser(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.cmd == "whatif":
         return whatif.run(args)
     if args.cmd == "sweep":
@@ -432,13 +441,16 @@ def main(argv: list[str] | None = None) -> int:
                 if not name:
                     raise ParamError(f"--set {key}", "use section.NAME, e.g. autoscaler.MAX_WORKERS")
                 scenario.values.setdefault(section, {})[name] = value
-            scenario = Scenario.from_dict(scenario.to_dict(), origin=f"{args.scenario} with --set", source=scenario.source)
+            origin = f"{args.scenario} with --set" if overrides else args.scenario
+            scenario = Scenario.from_dict(scenario.to_dict(), origin=origin, source=scenario.source)
             sim = Simulation(scenario, seed=args.seed)
             until = check_horizon(args.until if args.until is not None else sim.sections["run"].duration, "--until")
             if until <= 0:
                 raise ParamError("--until", f"{args.until!r} is not allowed; allowed: simulated seconds > 0")
             what = f"--until {args.until:g}" if args.until is not None else f"{args.scenario}: run.duration {until:g}"
             _budget(sim, until, args.allow_long, what)
+            for note in scenario.notes:  # defaults the file leaves implicit, named once the run is sure to start
+                print(f"note: {note}", file=sys.stderr)
             sim.advance(until)
         else:
             sim, status = _replay(args)
@@ -447,6 +459,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(format_summary(sim.summary()))
     if args.out is not None:
-        written = _write_outputs(sim, args.out)
+        try:
+            written = _write_outputs(sim, args.out)
+        except OSError as e:  # checked up front; the disk can still fill or change meanwhile: nothing is left half-written
+            print(
+                f"error: --out {args.out}: could not be written ({e.strerror or e}); allowed: a directory you can write to", file=sys.stderr
+            )
+            return 2
         print(f"  wrote {args.out}/: {', '.join(written)}")
     return status

@@ -40,9 +40,25 @@ def check_out(out: Path, names: tuple[str, ...], option: str = "--out") -> None:
             raise InputError(
                 f"{option} {out}: holds files scalelab did not write ({', '.join(foreign[:5])}); allowed: a new or empty directory, or one an earlier run wrote"
             )
-    base = next((p for p in (out, *out.parents) if p.exists()), Path("."))
-    if not os.access(base, os.W_OK | os.X_OK):
+    # the outputs are staged beside ``out`` and swapped in: its parent (or the nearest folder that exists) must take
+    # a new folder, and an existing ``out`` must be movable
+    base = next((p for p in out.parents if p.exists()), Path("."))
+    if not _can_create_in(base):
         raise InputError(f"{option} {out}: {base} is not writable; allowed: a directory you can write to")
+    if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {out}: is not writable; allowed: a directory you can write to")
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Can a folder be made in ``folder``? Tried for real (root ignores permission bits; read-only mounts and
+    immutable folders do not), then removed."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".scalelab-probe.", dir=folder))
+    except OSError:
+        return False
+    return True
 
 
 def write_out(out: Path, writers: Mapping[str, Callable[[Path], None]]) -> list[str]:
@@ -76,5 +92,5 @@ def check_out_file(path: Path, option: str) -> None:
     if path.is_dir():
         raise InputError(f"{option} {path}: is a directory; allowed: a file path")
     base = next((p for p in path.parents if p.exists()), Path("."))
-    if not os.access(base, os.W_OK | os.X_OK):
+    if not _can_create_in(base):
         raise InputError(f"{option} {path}: {base} is not writable; allowed: a directory you can write to")

@@ -35,7 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from engine.core.inputs import InputError, load_json
+from engine.core.inputs import InputError, load_json, size_cap
 from engine.core.recorder import DTYPES, frame_digest, normalise
 from engine.sim.recording import check_recording
 from engine.sim.scenario import ScenarioError
@@ -180,7 +180,10 @@ def read_archive(path: str | Path, data: bytes | None = None) -> tuple[dict[str,
         if MANIFEST not in infos:
             raise _fail(origin, f"{MANIFEST}: missing; allowed: a .scalelab session file")
         if infos[MANIFEST].file_size > MAX_MANIFEST_BYTES:
-            raise _fail(origin, f"{MANIFEST}: {infos[MANIFEST].file_size} bytes; allowed: at most {MAX_MANIFEST_BYTES}")
+            raise _fail(
+                origin,
+                f"{MANIFEST}: {infos[MANIFEST].file_size:,} bytes, above the size cap of a manifest; allowed: at most {size_cap(MAX_MANIFEST_BYTES)}",
+            )
         try:
             raw = z.read(MANIFEST)
         except (zipfile.BadZipFile, OSError, ValueError) as e:  # a CRC error: a corrupted or truncated file
@@ -199,7 +202,11 @@ def read_archive(path: str | Path, data: bytes | None = None) -> tuple[dict[str,
             if info is None:
                 raise _fail(origin, f"{entry['file']}: missing (named by the manifest)")
             if info.file_size > MAX_TABLE_BYTES:
-                raise _fail(origin, f"{entry['file']}: {info.file_size} bytes uncompressed; allowed: at most {MAX_TABLE_BYTES}")
+                raise _fail(
+                    origin,
+                    f"{entry['file']}: {info.file_size:,} bytes uncompressed, above the size cap of a table; "
+                    f"allowed: at most {size_cap(MAX_TABLE_BYTES)}",
+                )
             try:
                 table = pq.read_table(io.BytesIO(z.read(info)))
                 frame = table.to_pandas()

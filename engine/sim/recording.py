@@ -69,7 +69,9 @@ def check_recording(data: Any, fault_kinds: tuple[str, ...] | None = None, origi
         if not isinstance(data.get(key), typ) or isinstance(data.get(key), bool):
             raise ScenarioError(f"{origin}: {key}: missing or of the wrong type; allowed: {getattr(typ, '__name__', typ)}")
     if not _finite_time(data["until"]):
-        raise ScenarioError(f"{origin}: until: {data['until']!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}]")
+        raise ScenarioError(
+            f"{origin}: until: {data['until']!r} is not allowed; allowed: simulated seconds in [0, {MAX_HORIZON:.0f}] (the {MAX_HORIZON / 86400:g}-day cap)"
+        )
     digest = data.get("samples_sha256")
     if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
         raise ScenarioError(f"{origin}: samples_sha256: {str(digest)[:80]!r} is not allowed; allowed: 64 lower-case hex digits")

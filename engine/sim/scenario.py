@@ -25,7 +25,7 @@ import yaml
 
 from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, Section, coerce
-from engine.sim.registry import NEEDS, SECTION_CLASSES, check_files, world_sections
+from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, check_files, world_sections
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios"
 FORMAT_VERSION = 1
@@ -44,6 +44,8 @@ class Scenario:
     description: str = ""
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
+    notes: list[str] = field(default_factory=list)  # defaults the file left implicit, one line each (the CLI prints them)
+    origin: str = ""  # what messages name it by (the file, or the recording holding it)
 
     @property
     def world(self) -> str:
@@ -81,6 +83,8 @@ class Scenario:
                 values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
                 section = SECTION_CLASSES[key](**values[key])
                 section.check()
+                for name, why in section.unread(set(body)):
+                    raise ParamError(f"{key}.{name}", why)
                 check_files(key, section)
             except ParamError as e:
                 raise ScenarioError(f"{origin}: {e}") from None
@@ -97,6 +101,13 @@ class Scenario:
         for key in values:
             if key not in present:
                 raise ScenarioError(f"{origin}: {key}: not a section of the {world!r} world; allowed: {', '.join(present)}")
+        notes = [
+            f"{origin}: {brought}: not given with {key}, so every {brought}.* parameter has its default"
+            + (f" (mode {SECTION_CLASSES[brought]().mode})" if "mode" in SECTION_CLASSES[brought].param else "")
+            + f"; add '{brought}:' to choose"
+            for key, brought in BRINGS.items()
+            if key in values and brought not in values and brought in present
+        ]
         for meta in ("name", "description"):
             if (
                 meta in data
@@ -106,7 +117,7 @@ class Scenario:
             ):
                 raise ScenarioError(f"{origin}: {meta}: {type(data[meta]).__name__} is not allowed; allowed: a string")
         name = data.get("name") or (source.stem if source else "unnamed")
-        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source)
+        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin)
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

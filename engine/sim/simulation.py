@@ -34,6 +34,15 @@ from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 _FIXED_PER_RUN = ("run.seed", "run.record_jobs", "run.world", "run.breakdown_history")
 
 
+class WorldBuildError(ParamError, ScenarioError):
+    """A parameter only the built world can refuse (a worker no node can host, a trace's GPU model no node has): still a
+    :class:`ParamError` naming the field, and a :class:`ScenarioError` whose message starts with the scenario's origin."""
+
+    def __init__(self, origin: str, error: ParamError):
+        super().__init__(error.field, error.message)
+        self.args = (f"{origin}: {error}",)
+
+
 class Simulation:
     """A live simulation of one scenario's world."""
 
@@ -55,7 +64,12 @@ class Simulation:
         self.controls: list[dict[str, Any]] = []  # what a user did that does not change the simulation (play, pause, speed)
         self.parent: dict[str, Any] | None = None  # the recording this session branched from, and when
         world = WORLDS[run.world]
-        self.platform: Platform = world.build(self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log)
+        try:
+            self.platform: Platform = world.build(
+                self.env, self.sections, self.recorder, lambda name: rngs.stream(self.seed, name), self.log
+            )
+        except ParamError as e:  # what only the built world can tell (e.g. a worker no node can host): name the scenario
+            raise WorldBuildError(scenario.origin or str(scenario.source or f"scenario {scenario.name}"), e) from None
         # a world without a faults section (the pod world) takes injected faults only
         self.faults = FaultSchedule(self.env, self.sections.get(world.faults), self.platform, rngs.stream(self.seed, "faults"), self.log)
         self.platform.start()

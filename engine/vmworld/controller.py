@@ -1,77 +1,14 @@
-"""The seed's VM controller (the original ``VMScheduler``, ``shared/specs/vm-autoscaler.md``), with pluggable scaling.
+"""The seed's VM controller (the original ``VMScheduler``), with pluggable scaling.
 
-One master VM holds a job queue; worker VMs take jobs from it. Every ``DECISION_INTERVAL`` the
-controller refreshes the cloud's VM list, buffers the heartbeats received since the last round, works
-out one next command per VM (rules 1-11 below), handles the master first, and scales the workers so
-that the master's queue would drain within the band ``[MIN_AVG_TIME, MAX_AVG_TIME]`` seconds.
+One master VM holds a job queue; worker VMs take jobs from it. Every ``DECISION_INTERVAL`` the controller
+refreshes the cloud's VM list, buffers the heartbeats received since the last round, works out one next command
+per VM (each tagged with its rule, :data:`RULES`), handles the master first, and scales the workers with a
+:class:`~engine.autoscaling.base.ScalingPolicy` (the seed's queue drain by default). Simpy-free: the VM world calls
+:meth:`VMController.start` once and :meth:`VMController.step` every round, and implements :class:`Cloud`.
 
-The object is simpy-free: the VM world calls :meth:`VMController.start` once and :meth:`VMController.step`
-every round, and implements :class:`Cloud`; tests use a fake cloud. Heartbeats are handed in keyed by VM id
-or, as the original receives them, by sender address (``"10.0.0.3"`` or ``("10.0.0.3", port)``).
-
-The scaling decision itself is a pluggable :class:`~engine.autoscaling.base.ScalingPolicy` (default: the
-seed's queue drain; HPA, KPA and KEDA in :mod:`engine.autoscaling`), swappable live with
-:meth:`VMController.set_policy`. Everything else here is shared by every policy. Each scaling round builds a
-:class:`~engine.autoscaling.base.ScalingObservation`; the verdict's ``desired`` is turned into
-commands against ``obs.replicas``: more resumes suspended workers first (from the start of the suspended
-list, skipping those already resuming), then CREATEs up to MAX_WORKERS; fewer sends SHUTDOWN to the last
-workers of the active list: for the queue drain ``replicas - desired`` of the whole list, as the seed
-does; for the others the serving ones (not those already draining), and only beyond the pending workers,
-which go first in Kubernetes but cannot be cancelled here (see ``ScalingPolicy.seed_scale_in``).
-
-Seed-exact mode (``ControllerParams.seed_exact``) reproduces the original's clock: every age (heartbeat
-staleness, start-up, transition and shutdown time-outs) is ``int(now) - stamp``, with commands stamped at
-their fractional send time and adopted VMs and running-time accounts at whole seconds. With it off, ages use
-the float clock. In either mode the round the master is found RUNNING again sends the initial worker's CREATE
-(if there is no worker), then the RESUMEs, then the master's own next command, as the original does
-(``docs/explanation/vm-autoscaler-seed-exact.md``).
-
-Rule ids (``Command.rule``), see :data:`RULES`:
-
-* per VM, cloud state PENDING/INIT: ``pending_timeout`` (DELETE, boot took longer than MAX_STARTUP_TIME);
-  FAILED: ``failed_delete`` (DELETE);
-* per VM, cloud state ACTIVE (first match wins):
-  ``r1_startup_timeout`` (DELETE: no heartbeat and last command older than MAX_STARTUP_TIME),
-  ``r3_stale_heartbeat`` (DELETE), ``r4_error_init`` (INIT), ``r4_error_timeout`` (DELETE),
-  ``r5_created_init`` (INIT), ``r6_init_resend`` (INIT), ``r6_transition_timeout`` (DELETE),
-  ``r8_shutdown_resend`` (SHUTDOWN), ``r8_shutdown_timeout`` (DELETE), ``r9_suspend_drained`` (SUSPEND),
-  ``r10_adopt_init`` (INIT), ``r10_adopt_shutdown`` (SHUTDOWN), ``r11_illegal_state`` (DELETE);
-  rules 2 and 7 never produce a command;
-* master first: ``master_crash_suspend`` (SUSPEND of every other VM not suspended),
-  ``master_create`` (CREATE of a master, also at start-up), ``master_crash_delete`` (DELETE of the old
-  master; the per-VM rule that condemned it is in ``ControlRound.master_crash_rule``, which is
-  ``"master_vanished"`` when the master left the cloud's list without a DELETE),
-  ``master_recovered_resume`` (RESUME), ``initial_worker`` (CREATE);
-* scaling: ``no_worker_create``, ``scale_in_shutdown`` (SHUTDOWN), ``scale_out_resume`` (RESUME),
-  ``scale_out_create`` (CREATE), whichever policy decided (``ControlRound.policy`` says which);
-* ``cap_shutdown`` (SHUTDOWN): the ``drain_above_cap`` extension. The original only stops growth at
-  MAX_WORKERS; with the extension, serving workers beyond it (MAX_WORKERS lowered live, or more workers
-  than the cap adopted or resumed) are drained from the end of the active list. The ``cap_resumes``
-  extension keeps scale-out resumes within MAX_WORKERS, where the original resumes regardless.
-
-Order of sending within a round: every CREATE first (in the master-crash round the new master's),
-then the per-VM commands in the cloud's VM order (a scale-out's RESUMEs included), and in the
-master-crash round the SUSPENDs then the old master's DELETE; in the round the master is found
-RUNNING again the CREATE of the initial worker, then the RESUMEs, then the master's own command.
-
-Defects of the original, handled here instead of crashing:
-
-* SUSPEND or DELETE of a VM that has no heartbeat buffer (e.g. a still-booting worker suspended by a
-  master crash): there is nothing to drop, so dropping is a no-op;
-* closing a running-time account that is already closed (a VM that goes FAILED after it was suspended
-  is deleted): a no-op, the suspended span is not counted;
-* active workers reporting zero threads in total: ``time_left`` is ``+inf`` when the averaged queue is
-  non-empty (scale out: resume every suspended worker, then create up to MAX_WORKERS) and ``0`` when
-  it is empty (scale in to one worker).
-
-Other choices where the original would have crashed or the simulation needs a definite answer:
-
-* a listed VM the controller has never seen is stamped "no command yet" at that round (like start-up);
-* a known VM missing from the list (gone without our DELETE) is forgotten: its account is closed and its
-  buffer and command entry dropped; the worker count is left alone, as in the original, until the next
-  master recovery recounts it. A master missing from the list is a master crash without a DELETE;
-* a VM the controller deleted but the cloud still lists is ignored;
-* at start-up running-time accounts are opened for every existing VM except SUSPENDED ones.
+The rules in plain words, the order of sending, seed-exact mode (``ControllerParams.seed_exact``) and its
+extensions, and the original's defects and how each is handled: ``docs/explanation/vm-controller.md`` (and
+``docs/explanation/vm-autoscaler-seed-exact.md`` for how seed-exact mode is checked against the original).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import numpy as np
 import simpy
 
 from engine.autoscaling.registry import make_policy
+from engine.cluster.fit import check_worker_fits
 from engine.core.budget import BYTES_PER_JOB_ROW, BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.histogram import LogHistogram
@@ -63,6 +64,7 @@ class VMWorld:
             self.placement = PlacementService(
                 sections["cluster"], sections["scheduler"], stream("placement"), recorder, history=run.breakdown_history
             )
+            check_worker_fits(self.placement.cluster, sections["cluster"])  # else every worker would wait for ever
         mirror = Mirror(sections["platform"])  # read on every heartbeat
         self.channel = HeartbeatChannel(env, mirror, stream("channel"))
         platform_rng = stream("platform")

@@ -165,7 +165,7 @@ def test_chunked_advances_give_identical_frames(tmp_path: Path):
 def test_bad_input_is_one_line_naming_the_file_line_and_column(tmp_path: Path):
     pods = [("p0", 1000, 1, 1, 500, "K80", "LS", "Running", 0, 10)]
     with pytest.raises(
-        ParamError, match=r"^pods\.pod_file: .*pods\.csv: line 2, column 'gpu_spec': 'K80' is on no node of the cluster; allowed: T4$"
+        ParamError, match=r"^test: pods\.pod_file: .*pods\.csv: line 2, column 'gpu_spec': 'K80' is on no node of the cluster; allowed: T4$"
     ):
         world(tmp_path, TWO_NODES, pods)
     bad = write_pods(tmp_path / "bad.csv", [("p0", 1000, 1, 1, 500, "", "LS", "Running", 5, 1)])

@@ -54,6 +54,26 @@ CASES = [
     ("missing-node-dump", ["run", "{bad}/missing-node-dump.yaml"], "cluster.kube_nodes_file: /nonexistent/nodes.json: no such file"),
     ("missing-scenario", ["run", "{bad}/absent.yaml"], "no such scenario file"),
     (
+        "worker-gpu-model-unknown",
+        ["run", "{bad}/worker-gpu-model-unknown.yaml"],
+        "cluster.worker_gpu_models: 'H100|B200': no node has that GPU model; allowed: models of this cluster's nodes (A10|",
+    ),
+    (
+        "worker-larger-than-every-node",
+        ["run", "{bad}/worker-larger-than-every-node.yaml"],
+        "cluster.worker_cpu_millis: 200000 millicores is more than any node has; allowed: at most 8000 (node ",
+    ),
+    (
+        "worker-fits-no-single-node",
+        ["run", "{bad}/worker-fits-no-single-node.yaml"],
+        "cluster.worker_cpu_millis: 8000 millicores with 512 MiB and 1 GPU(s) fit no single node; allowed: a smaller worker (node ",
+    ),
+    (
+        "file-the-topology-never-reads",
+        ["run", "{bad}/file-the-topology-never-reads.yaml"],
+        "cluster.kube_nodes_file: topology openb never reads it; allowed: remove it, or a topology that reads it (kube_nodes)",
+    ),
+    (
         "set-not-yaml",
         ["run", "default", "--set", "autoscaler.MAX_WORKERS=[5"],
         "--set autoscaler.MAX_WORKERS: line 1, column 3: not valid YAML",
@@ -110,6 +130,9 @@ RECORDING_CASES = [
     ("zeroed-digest.json", "samples_sha256: the replay's samples have digest 121e137a7fd0edfd..., the recording says 0000000000000000..."),
     ("hand-edited-change.json", "samples_sha256: the replay's samples have digest"),
     ("missing-digest.json", "samples_sha256: missing, so the replay cannot be verified"),
+    # good.json's scenario with a field its topology never reads, or a worker no node can host
+    ("scenario-field-never-read.json", "scenario: cluster.kube_nodes_file: topology urban_sensing never reads it"),
+    ("scenario-worker-unhostable.json", "scenario: cluster.worker_memory_mib: 1048576 MiB is more than any node has; allowed: at most"),
 ]
 
 
@@ -231,3 +254,82 @@ def test_the_cli_process_exits_2_without_a_traceback():
         [sys.executable, "-m", "engine", "run", str(BAD / "alias-bomb.yaml")], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr and "alias-bomb.yaml" in r.stderr
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """A folder nobody may write to, root included (``chattr +i``; skipped where the file system has no such flag)."""
+    folder = tmp_path / "locked"
+    (folder / "earlier").mkdir(parents=True)
+    assert main(["run", "default", "--until", "30", "--out", str(folder / "earlier")]) == 0
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    yield folder
+    subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("target", ["new", "earlier", "new/deeper"])
+def test_out_in_a_read_only_folder_is_refused_before_the_run(target, immutable, capsys):
+    """As root, permission bits do not stop writes, so the folder is made immutable; the outputs would be staged
+    beside --out (in the locked folder), so an earlier run's folder inside it cannot be replaced either."""
+    capsys.readouterr()
+    before = snapshot(immutable / "earlier")
+    out = immutable / target
+    line = one_error_line(capsys, main(["run", "default", "--until", "30", "--out", str(out)]))
+    assert line == f"error: --out {out}: {immutable} is not writable; allowed: a directory you can write to"
+    assert snapshot(immutable / "earlier") == before and sorted(p.name for p in immutable.iterdir()) == ["earlier"]
+
+
+def test_a_cluster_without_a_scheduler_runs_and_says_which_default_applies(capsys, tmp_path):
+    """The choice (docs/reference/input-limits.md): a cluster is scheduled on by the default scheduler, said in one
+    line on stderr naming the file and the section; with the section named (here by --set) nothing is said."""
+    path = BAD / "cluster-without-scheduler.yaml"
+    assert main(["run", str(path), "--until", "30", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"note: {path}: scheduler: not given with cluster, so every scheduler.* parameter has its default (mode skippy); "
+        "add 'scheduler:' to choose"
+    ]
+    assert main(["run", str(path), "--until", "30", "--set", "scheduler.mode=kube"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _oversized(path: Path, prefix: bytes) -> Path:
+    """``prefix`` then comment or blank padding to one byte past the 16 MiB input cap (made here, not shipped)."""
+    from engine.core.inputs import MAX_BYTES
+
+    path.write_bytes(prefix + b" " * (MAX_BYTES + 1 - len(prefix)))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "prefix", "what"),
+    [
+        ("run", "huge.yaml", b"version: 1\n#", "a scenario YAML file"),
+        ("replay", "huge.json", b'{"format": "scalelab-recording"', "a recording file"),
+    ],
+)
+def test_an_input_above_the_size_cap_names_the_cap(command, name, prefix, what, tmp_path, capsys):
+    path = _oversized(tmp_path / name, prefix)
+    line = one_error_line(capsys, main([command, str(path)]))
+    assert line == f"error: {path}: 16,777,217 bytes, above the size cap of {what}; allowed: at most 16 MiB (16,777,216 bytes)"
+
+
+def test_a_session_manifest_above_its_cap_names_the_cap(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "big-manifest.scalelab"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("manifest.json", b"{" + b" " * (16 * 2**20) + b"}")  # compresses to a few KiB
+    line = one_error_line(capsys, main(["replay", str(path)]))
+    assert line == (
+        f"error: {path}: manifest.json: 16,777,218 bytes, above the size cap of a manifest; allowed: at most 16 MiB (16,777,216 bytes)"
+    )
+
+
+def test_export_into_a_read_only_folder_is_refused_before_anything_is_made(immutable, capsys):
+    capsys.readouterr()
+    page = immutable / "page.html"
+    line = one_error_line(capsys, main(["export", str(SESSIONS / "good.scalelab"), "--html", str(page)]))
+    assert line == f"error: --html {page}: {immutable} is not writable; allowed: a directory you can write to"
+    assert sorted(p.name for p in immutable.iterdir()) == ["earlier"]

@@ -60,9 +60,9 @@ def step_with_ledger(sim: Simulation, until: float, node_failures: list[float]) 
     return ledger, at_samples
 
 
+@pytest.mark.parametrize("extended", [False, True], ids=["seed_exact", "every_extension"])
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    extended=st.booleans(),
     clustered=st.booleans(),
     master_crashes=st.lists(st.floats(100.0, 1400.0).map(lambda t: round(t, 1)), max_size=3),
     worker_crashes=st.lists(st.floats(100.0, 1400.0).map(lambda t: round(t, 1)), max_size=4),
