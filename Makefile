@@ -4,7 +4,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5006
 SCENARIO ?= default
 
-.PHONY: setup serve run test test-fast lint bench docs clean kube-real
+.PHONY: setup serve run test test-fast test-busy lint bench docs clean kube-real
 
 setup:
 	@scripts/setup-venv.sh
@@ -35,6 +35,15 @@ test: setup kube-real
 
 test-fast: setup
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow and not kube_real"
+
+## The browser tests, one file at a time, with two CPU-bound processes beside them (a busy machine): they must still pass
+test-busy: setup
+	@scripts/ensure-chromium.sh
+	@$(PY) -c "while True: pass" & h1=$$!; $(PY) -c "while True: pass" & h2=$$!; \
+	trap 'kill $$h1 $$h2' EXIT; status=0; \
+	for f in tests/dashboard/*browser*.py tests/dashboard/test_smoke_serve.py; do \
+	  $(PY) -m pytest -p no:cacheprovider -q $$f || status=1; \
+	done; exit $$status
 
 lint: setup
 	$(PY) -m ruff check engine dashboard tests benchmarks docs/conf.py docs/_ext

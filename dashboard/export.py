@@ -39,10 +39,12 @@ from bokeh.models import (
 from bokeh.resources import Resources
 
 from dashboard import plots
-from dashboard.frames import NodeLayout, fault_frame, latest_decision, placement_deltas, series_frame
-from dashboard.recordings import describe, kpis_at, recording_markers, sample_interval, scenario_name
+from dashboard.frames import NodeLayout, latest_decision, placement_deltas
+from dashboard.kpis import kpis_at as world_kpis_at
+from dashboard.recordings import describe, recording_markers, recording_view, sample_interval, scenario_name
 from dashboard.timeline import change_lines, markers, timeline_plot
 from dashboard.views import EVENT_COLUMNS, KPI_CSS, kpi_html
+from dashboard.worldplots import time_plots
 from engine import InputError, Recording
 
 #: Time columns of the page's placement heatmap (finer than the live view's: the page is drawn once).
@@ -121,20 +123,18 @@ def page_layout(recording: Recording, frames: Mapping[str, pd.DataFrame]) -> Any
         return model
 
     header = Div(text=_header_html(recording), stylesheets=[PAGE_CSS], sizing_mode="stretch_width")
-    kpis = Div(text=kpi_html(kpis_at(frames, until)), stylesheets=[KPI_CSS], sizing_mode="stretch_width")
+    view = recording_view(recording)
+    kpis = Div(text=kpi_html(world_kpis_at(view, frames, until), view), stylesheets=[KPI_CSS], sizing_mode="stretch_width")
     parts: list[Any] = [
         header,
         kpis,
         render(timeline_plot(marks, until, figure=f"{PREFIX}-timeline").opts(active_tools=["xpan", "xwheel_zoom"])),
     ]
 
-    series = series_frame(frames.get("samples", pd.DataFrame()), interval)
-    faults = fault_frame(events)
     changes = change_lines(marks)
     time_figures = []
-    for name in plots.TIME_PLOTS:
-        figure = f"{PREFIX}-{name}"
-        overlay = (plots.time_plot(name, series, faults) * changes).opts(**plots.time_plot_opts(name, figure=figure), active_tools=ACTIVE)
+    for draw in time_plots(view, interval, prefix=PREFIX).values():  # the recording's world's plots
+        overlay = draw(frames, changes).opts(active_tools=ACTIVE)
         time_figures.append(render(overlay))
     parts += [row(*time_figures[i : i + 2], sizing_mode="stretch_width") for i in range(0, len(time_figures), 2)]
 

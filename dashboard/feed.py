@@ -8,16 +8,25 @@ render a live session, a finished run or a recording. No UI imports here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
-import numpy as np
 import pandas as pd
 
 #: Tables the dashboard's views read (those a run does not record are skipped).
-VIEW_TABLES = ("samples", "events", "decisions", "nodes", "placements", "breakdowns", "function_samples")
+VIEW_TABLES = (
+    "samples",
+    "events",
+    "decisions",
+    "nodes",
+    "placements",
+    "breakdowns",
+    "function_samples",
+    "pods",
+    "nodes_by_group",
+    "node_decisions",
+)
 
 
 class TableSource(Protocol):
@@ -69,38 +78,3 @@ class Feed:
             else:
                 out[table] = pd.DataFrame()
         return out
-
-
-@dataclass
-class KpiTracker:
-    """The KPI row from the samples table: queue, active workers, latest p95 wait, VM-hours, share outside the band."""
-
-    measured: int = 0
-    outside: int = 0
-    last: dict[str, Any] = field(default_factory=dict)
-    last_wait_p95: float = math.nan
-
-    def push(self, samples: pd.DataFrame) -> None:
-        if not len(samples):
-            return
-        tl = samples["time_left"].to_numpy(dtype=float)
-        measured = ~np.isnan(tl)
-        outside = measured & ((tl < samples["band_low"].to_numpy(dtype=float)) | (tl > samples["band_high"].to_numpy(dtype=float)))
-        self.measured += int(measured.sum())
-        self.outside += int(outside.sum())
-        self.last = samples.iloc[-1].to_dict()
-        p95 = samples["wait_p95"].dropna()
-        if len(p95):
-            self.last_wait_p95 = float(p95.iloc[-1])
-
-    def kpis(self, now: float = 0.0) -> dict[str, Any]:
-        row = self.last
-        return {
-            "time": float(row.get("time", now)),
-            "queue": int(row.get("queue_length", 0)),
-            "active_workers": int(row.get("workers_active", 0)),
-            "wait_p95": self.last_wait_p95,
-            "vm_hours": float(row.get("vm_seconds", 0.0)) / 3600.0,
-            "outside_band": self.outside / self.measured if self.measured else math.nan,
-            "master_state": str(row.get("master_state", "")),
-        }

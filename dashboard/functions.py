@@ -20,6 +20,8 @@ from holoviews.streams import Buffer, Pipe
 
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
+from dashboard.plots import name_hook
+from dashboard.tabs import TabBase
 
 #: Sample rows kept on screen (per function: the buffer holds this many rows for all functions together).
 WINDOW = 1500
@@ -77,7 +79,10 @@ def _by_function(data: pd.DataFrame, column: str, label: str, logy: bool = False
     curves = [hv.Curve(g, "time", (column, label), label=str(f)) for f, g in data.groupby("function", sort=True)] if len(data) else []
     if not curves:
         curves = [hv.Curve([], "time", (column, label))]
-    return hv.Overlay(curves).opts(hv.opts.Curve(**OPTS, logy=logy), hv.opts.Overlay(legend_position="top_left", title=label))
+    figure = name_hook(f"fn-{column}")  # the bokeh figure's name (tests and the benchmark find it)
+    return hv.Overlay(curves).opts(
+        hv.opts.Curve(**OPTS, logy=logy), hv.opts.Overlay(legend_position="top_left", title=label, hooks=[figure])
+    )
 
 
 class FunctionsView:
@@ -125,7 +130,8 @@ class FunctionsView:
                 part = g[["time", col]].rename(columns={col: "response"})
                 curves.append(hv.Curve(part, "time", ("response", "response (s)"), label=f"{f} {col[-3:]}").opts(line_dash=dash))
         return hv.Overlay(curves).opts(
-            hv.opts.Curve(**OPTS, logy=True), hv.opts.Overlay(legend_position="top_left", title="response p50 / p95 / p99 (s)")
+            hv.opts.Curve(**OPTS, logy=True),
+            hv.opts.Overlay(legend_position="top_left", title="response p50 / p95 / p99 (s)", hooks=[name_hook("fn-latency")]),
         )
 
     @staticmethod
@@ -142,7 +148,9 @@ class FunctionsView:
             ):
                 part = g[["time", col]].rename(columns={col: "replicas"})
                 curves.append(hv.Curve(part, "time", "replicas", label=f"{f} {col.removeprefix('replicas_')}").opts(line_dash=dash))
-        return hv.Overlay(curves).opts(hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state"))
+        return hv.Overlay(curves).opts(
+            hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state", hooks=[name_hook("fn-replicas")])
+        )
 
     def _image(self, data: tuple) -> hv.Image:
         grid, (x0, x1), names = data
@@ -292,15 +300,15 @@ class FunctionsView:
         return view
 
 
-class FunctionsTab(pn.viewable.Viewer):
-    """The Functions tab of the dashboard (``dashboard.ui.TABS``): a :class:`FunctionsView` fed the live run's rows,
+class FunctionsTab(TabBase, pn.viewable.Viewer):
+    """The Functions tab of the dashboard (``dashboard.tabtable.TABS``): a :class:`FunctionsView` fed the live run's rows,
     its per-function controls bound to whichever run the session holds (rebound after a reset or a switch)."""
 
     tables = ("function_samples", "nodes", "placements")
 
-    def __init__(self, session: Any):
+    def __init__(self, ctx: Any):
         super().__init__()
-        self.session = session
+        self.session = ctx.session
         self.view = FunctionsView()
         self._bound: Any = None
 

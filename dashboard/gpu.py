@@ -23,6 +23,22 @@ def _name_source(plot: Any, element: Any) -> None:
     plot.handles["source"].name = SOURCE_NAME
 
 
+def _device_hover_hook(labels: list[str]) -> Any:
+    """The hover names the node (row -> its name and GPU model, bottom row first) and the device under the mouse."""
+
+    def hook(plot: Any, element: Any) -> None:
+        from bokeh.models import CustomJSHover, HoverTool
+
+        for tool in plot.state.tools:
+            if isinstance(tool, HoverTool):
+                tool.formatters = {
+                    "$y": CustomJSHover(args={"labels": labels}, code="return labels[Math.floor(value)] ?? '';"),
+                    "$x": CustomJSHover(code="return 'GPU ' + Math.floor(value);"),
+                }
+
+    return hook
+
+
 class GpuDeviceView:
     """GPU nodes x devices: the share of each device in use (empty: 0, whole: 1; cells past a node's devices are blank)."""
 
@@ -43,11 +59,12 @@ class GpuDeviceView:
         self.rows: np.ndarray | None = None  # node position -> grid row (-1: no GPU)
         self.used = np.zeros((0, 0))
         self.models: list[str] = []
+        self.names: list[str] = []
         self.changed = False
 
     @staticmethod
-    def _empty() -> tuple[np.ndarray, list[str]]:
-        return np.zeros((1, 1)), []
+    def _empty() -> tuple[np.ndarray, list[str], list[str]]:
+        return np.zeros((1, 1)), [], []
 
     def set_nodes(self, nodes: pd.DataFrame) -> None:
         """The grid's layout from the ``nodes`` table: GPU nodes by model, then position; one column per device."""
@@ -58,6 +75,7 @@ class GpuDeviceView:
         width = int(gpu["gpu_count"].max()) if len(gpu) else 0
         self.used = np.where(np.arange(width)[None, :] < gpu["gpu_count"].to_numpy()[:, None], 0.0, np.nan)
         self.models = gpu["gpu_model"].astype(str).tolist()
+        self.names = gpu["node"].astype(str).tolist() if "node" in gpu else [f"node {i}" for i in gpu["node_index"]]
         self.layout.visible = len(gpu) > 0
         self.changed = True
 
@@ -83,7 +101,7 @@ class GpuDeviceView:
     def render(self) -> None:
         """Send the grid to the plot if it changed."""
         if self.changed and self.used.size:
-            self.pipe.send((self.used.copy(), list(self.models)))
+            self.pipe.send((self.used.copy(), list(self.models), list(self.names)))
             in_use = np.nansum(self.used)
             devices = int(np.isfinite(self.used).sum())
             shared = int(((self.used > 0) & (self.used < 1)).sum())
@@ -93,8 +111,8 @@ class GpuDeviceView:
             )
         self.changed = False
 
-    def _image(self, data: tuple[np.ndarray, list[str]]) -> hv.Image:
-        grid, models = data
+    def _image(self, data: tuple[np.ndarray, list[str], list[str]]) -> hv.Image:
+        grid, models, names = data
         n, width = grid.shape
         edges = [i for i in range(1, len(models)) if models[i] != models[i - 1]]
         starts = [0, *edges]
@@ -112,7 +130,8 @@ class GpuDeviceView:
             xlabel="GPU device",
             ylabel="GPU nodes by model",
             tools=["hover"],
+            hover_tooltips=[("node", "$y{custom}"), ("device", "$x{custom}"), ("GPUs in use", "@image{0.[000]}")],
             toolbar="right",
-            hooks=[_name_source],
+            hooks=[_name_source, _device_hover_hook([f"{n} ({m})" for n, m in zip(names, models, strict=True)][::-1])],
             framewise=True,  # each new grid brings its own extent and ticks
         )

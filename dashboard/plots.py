@@ -41,6 +41,7 @@ from dashboard.frames import (
     score_grid,
     series_frame,
 )
+from dashboard.plothooks import HMS_JS, _hide_empty_fault_legend, _time_axis_hook, hms, hms_js, name_hook  # noqa: F401 - re-exported
 
 #: Colour and dash of each run: the live run, and the two sides of the compare tab.
 RUN_STYLE = {"live": ("#1f77b4", "solid"), "A": ("#1f77b4", "solid"), "B": ("#d62728", "dashed")}
@@ -48,79 +49,16 @@ RUN_STYLE.update(parent=RUN_STYLE["A"], branch=RUN_STYLE["B"])  # a recording an
 #: Runs drawn as the second of a pair: their arrivals are the first run's, not drawn twice.
 SECOND_RUNS = ("B", "branch")
 WORKER_COLORS = dict(zip(WORKER_STATES, ("#fdae61", "#1a9850", "#d73027", "#91bfdb"), strict=True))
-WAIT_STYLE = {"wait_p50": ("#4575b4", "solid", "p50"), "wait_p95": ("#f46d43", "dashed", "p95"), "wait_p99": ("#a50026", "dotted", "p99")}
+WAIT_STYLE = {
+    "wait_p50": ("#4575b4", "solid", "p50"),
+    "wait_p95": ("#f46d43", "dashed", "p95"),
+    "wait_p99": ("#e7298a", "dotted", "p99"),
+}  # p99 readable on a dark theme too
 FAULT_COLOR = "#b2182b"
 TIME = hv.Dimension("time", label="simulated time")
 PLOT_HEIGHT = 240
 #: Share of each time plot's y range kept free above the data for its legend.
 LEGEND_HEADROOM = 0.32
-
-#: h:mm:ss from simulated seconds (days as "1d 02:00:00"); used for ticks and hovers.
-HMS_JS = """
-const s = Math.round(VALUE); const neg = s < 0 ? '-' : ''; let a = Math.abs(s);
-const d = Math.floor(a / 86400); a -= d * 86400;
-const h = Math.floor(a / 3600), m = Math.floor((a % 3600) / 60), sec = a % 60;
-const p = v => String(v).padStart(2, '0');
-return neg + (d ? d + 'd ' + p(h) : String(h)) + ':' + p(m) + ':' + p(sec);
-"""
-
-
-def hms_js(variable: str) -> str:
-    """:data:`HMS_JS` formatting the JavaScript variable ``variable`` (``tick`` in a tick formatter, ``value`` in a hover)."""
-    return HMS_JS.replace("VALUE", variable)
-
-
-def hms(seconds: float) -> str:
-    """Simulated seconds as h:mm:ss (the plots' time format, in Python)."""
-    s = int(round(seconds))
-    sign, s = ("-", -s) if s < 0 else ("", s)
-    d, s = divmod(s, 86400)
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    return f"{sign}{f'{d}d {h:02d}' if d else h}:{m:02d}:{s:02d}"
-
-
-def _time_ticker():
-    """Ticks at times a clock reads: 1/2/5/10/30 s, 1/2/5/10/15/30 min, 1/2/3/6/12 h, then days."""
-    from bokeh.models import AdaptiveTicker, CompositeTicker
-
-    return CompositeTicker(
-        tickers=[
-            # contiguous interval ranges: a gap leaves bokeh without a ticker for some zoom levels
-            AdaptiveTicker(mantissas=[1, 2, 5], base=10, min_interval=0.0, max_interval=60.0),
-            AdaptiveTicker(mantissas=[1, 2, 5, 10, 15, 30], base=60, min_interval=60.0, max_interval=3600.0),
-            AdaptiveTicker(mantissas=[1, 2, 3, 6, 12], base=3600, min_interval=3600.0, max_interval=86400.0),
-            AdaptiveTicker(mantissas=[1, 2, 5], base=86400, min_interval=86400.0),
-        ]
-    )
-
-
-def _time_axis_hook(plot, element) -> None:
-    """Per figure, once: h:mm:ss ticks at clock times on the time axis, and in every hover that shows a time."""
-    from bokeh.models import CustomJSHover, CustomJSTickFormatter, HoverTool
-
-    fig = plot.state
-    axis = fig.xaxis[0] if fig.xaxis else None
-    if axis is not None and not isinstance(axis.formatter, CustomJSTickFormatter):
-        axis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
-        axis.ticker = _time_ticker()
-        for grid in fig.xgrid:
-            grid.ticker = axis.ticker
-    hms_hover = None  # one formatter model per figure, shared by its hover tools
-    for tool in fig.tools:
-        if isinstance(tool, HoverTool) and isinstance(tool.tooltips, list) and "@{time}" not in (tool.formatters or {}):
-            hms_hover = hms_hover or CustomJSHover(code=hms_js("value"))
-            tool.formatters = {**(tool.formatters or {}), "@{time}": hms_hover}
-
-
-def name_hook(name: str) -> Callable:
-    """A hook naming the bokeh figure (``ts-queue``): tests and scripts find each plot's sources in the page by it."""
-
-    def hook(plot, element) -> None:
-        if plot.state.name != name:
-            plot.state.name = name
-
-    return hook
 
 
 def _hooks(*hooks: Callable | None) -> list[Callable]:
@@ -145,7 +83,7 @@ def _time_opts(title: str, ylabel: str, name: str | None = None) -> dict:
         toolbar="right",
         autohide_toolbar=True,  # the toolbar shows when the mouse is over the plot: titles stay readable
         default_tools=["pan", "xwheel_zoom", "box_zoom", "reset", "save"],
-        hooks=_hooks(_time_axis_hook, name_hook(name) if name else None),
+        hooks=_hooks(_time_axis_hook, _hide_empty_fault_legend, name_hook(name) if name else None),
     )
 
 
@@ -256,7 +194,7 @@ def workers_body(series: pd.DataFrame, run: str = "live") -> hv.Overlay:
         )
         for i, state in enumerate(WORKER_STATES)
     ]
-    total = _curve(series, "workers_total", "total", "#333333", width=1.0, hover=list(WORKER_STATES))
+    total = _curve(series, "workers_total", "total", "#8c8c8c", width=1.5, hover=list(WORKER_STATES))  # readable on light and dark
     return hv.Overlay([*areas, total])
 
 
@@ -282,7 +220,8 @@ def vm_hours_body(series: pd.DataFrame, run: str = "live") -> hv.Overlay:
 
 def fault_markers(faults: pd.DataFrame, named: bool = False) -> hv.Overlay:
     """A dashed red line at every fault; ``named``: and a marker at its foot that names the fault on hover (one plot
-    names them, the queue plot: a marker per plot would cost a glyph and a hover tool in each)."""
+    names them, the queue plot: a marker per plot would cost a glyph and a hover tool in each). Their legend entry shows
+    only once a fault happened."""
     lines = hv.VLines(faults, TIME, label="fault").opts(color=FAULT_COLOR, line_dash="dashed", line_width=1.2, alpha=0.8)
     if not named:
         return hv.Overlay([lines])
@@ -304,7 +243,7 @@ class TimePlot:
 #: The time plots, in display order (the live tab and the compare tab draw all of them).
 TIME_PLOTS: dict[str, TimePlot] = {
     "queue": TimePlot("Queue length", "jobs", queue_body),
-    "time_left": TimePlot("Drain time_left and the [MIN, MAX] band", "seconds", time_left_body),
+    "time_left": TimePlot("Drain time_left in its [MIN, MAX] band", "seconds", time_left_body),
     "workers": TimePlot("Workers by state", "VMs", workers_body),
     "rates": TimePlot("Arrival and completion rates", "jobs / s", rates_body),
     "waits": TimePlot("Wait-time percentiles", "seconds", waits_body),
@@ -469,8 +408,8 @@ def score_heatmap(
     if preview:
         before = block.loc[block["winner"].astype(bool), "node"]
         chose = str(before.iloc[0]) if len(before) else "none"
-        tie = " (a tie: kube mode picks among tied nodes at random)" if bool(shown.get("tie", pd.Series([False])).any()) else ""
-        title = f"PREVIEW, new weights on the placement{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
+        tie = "; a tie" if bool(shown.get("tie", pd.Series([False])).any()) else ""  # the status line says how each mode breaks it
+        title = f"PREVIEW{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
     else:
         title = f"Scores of the placement{when}: chose {grid.winner or 'none (pending)'}"
     if grid.scored > rows:

@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from dashboard import plots
-from dashboard.feed import KpiTracker
-from dashboard.frames import cut
+from dashboard.kpis import kpis_at as world_kpis_at
+from dashboard.kpis import recording_world, world_view
 from dashboard.timeline import markers
 from engine import SECTION_CLASSES, Recording
 
@@ -36,20 +36,14 @@ def recording_markers(rec: Recording) -> pd.DataFrame:
     return markers(rec.tables.get("events", pd.DataFrame()), rec.manifest.get("controls", []))
 
 
-def kpis_at(frames: dict[str, pd.DataFrame], at: float) -> dict[str, Any]:
-    """The KPI row as it stood at simulated time ``at`` (the same tracker the live row uses)."""
-    tracker = KpiTracker()
-    tracker.push(cut({"samples": frames.get("samples", pd.DataFrame())}, at)["samples"])
-    return tracker.kpis(at)
+def recording_view(rec: Recording) -> Any:
+    """The UI declaration of the recording's world (its KPIs, tables and views)."""
+    return world_view(recording_world(rec.manifest))
 
 
-#: The KPIs a pair of runs is compared by (B - A).
-DIFFERENCE_KEYS = ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band")
-
-
-def kpi_difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
-    """B - A for each of :data:`DIFFERENCE_KEYS` (NaN where either is unknown)."""
-    return {k: b[k] - a[k] for k in DIFFERENCE_KEYS}
+def kpis_at(rec: Recording, at: float) -> dict[str, Any]:
+    """The recording's KPI row as it stood at simulated time ``at`` (the same tracker the live row uses)."""
+    return world_kpis_at(recording_view(rec), rec.tables, at)
 
 
 def scenario_name(rec: Recording) -> str:

@@ -26,7 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import holoviews as hv
 import numpy as np
@@ -36,16 +36,16 @@ from bokeh.models import CustomJSTickFormatter
 
 from dashboard import plots
 from dashboard.export import export_html
-from dashboard.feed import Feed, FramesSource, KpiTracker
-from dashboard.frames import cut, empty_series, fault_frame, series_frame
-from dashboard.recordings import describe, download_name, kpi_difference, kpis_at, recording_markers, sample_interval
-from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW, LiveSession
+from dashboard.feed import Feed, FramesSource
+from dashboard.frames import cut
+from dashboard.kpis import KpiTracker, world_view
+from dashboard.recordings import describe, recording_markers, recording_view, sample_interval
+from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW
+from dashboard.tabs import TabBase
 from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices, timeline_body, timeline_opts
-from dashboard.views import WINDOW, EventLog, KpiRow, PlacementTab, TimeSeriesView
-from engine import InputError, Recording, Simulation, load_recording
-
-if TYPE_CHECKING:  # the dashboard builds this part; this module does not import the dashboard
-    from dashboard.ui import Dashboard
+from dashboard.views import WINDOW, EventLog, KpiRow, PlacementTab
+from dashboard.worldplots import time_plots
+from engine import Recording, load_recording
 
 #: The example recordings a user can open from the Replay tab (made by scripts/make-recordings.py).
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "recordings"
@@ -54,56 +54,62 @@ REPLAY_PREFIX, BRANCH_PREFIX = "rp", "br"
 JUMP_PROMPT = "Jump to a marker…"
 
 
+def recording_view_default() -> Any:
+    """The view declaration before any recording is loaded (the VM world's)."""
+    return world_view("vm")
+
+
 def is_session_file(data: bytes, filename: str) -> bool:
     """Is an upload a ``.scalelab`` session file (a zip, or so named) rather than a version-1 JSON recording?"""
     return data[:2] == b"PK" or filename.lower().endswith(".scalelab")
 
 
 class SeriesAt(pn.viewable.Viewer):
-    """The time plots of a recording as it stood at a time: each a ``DynamicMap`` over a ``Pipe`` of the rows up to then.
+    """The time plots of a recording's world as they stood at a time: each a ``DynamicMap`` over a ``Pipe`` of the
+    tables up to then (:func:`dashboard.worldplots.time_plots`).
 
     The axes are those of the whole recording (its first frame is drawn whole), so they stay put while the curves grow
-    or shrink with the scrubbed time; a time replaces what a plot shows in one update, forward or back (a live view's
-    Buffers only append: a step back would empty and refill each, twice the redraws). More than :data:`WINDOW` rows are
-    thinned to every k-th row, so that the whole history up to a time stays on screen with a few thousand points at most.
+    or shrink with the scrubbed time; a time replaces what a plot shows in one update, forward or back. A sample table
+    of more than :data:`WINDOW` sample times is thinned to every k-th time, so that the whole history up to a time stays
+    on screen with a few thousand points at most.
     """
 
     def __init__(self, prefix: str = REPLAY_PREFIX, window: int = WINDOW):
         super().__init__()
         self.prefix, self.window = prefix, window
         self.pipes: dict[str, hv.streams.Pipe] = {}
-        self.panes = {
-            name: pn.pane.HoloViews(None, linked_axes=False, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT)
-            for name in plots.TIME_PLOTS
-        }
-        self.layout = pn.GridBox(*self.panes.values(), ncols=2, sizing_mode="stretch_width")
-        self._shown: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self.layout = pn.GridBox(ncols=2, sizing_mode="stretch_width")
+        self._shown: dict[str, pd.DataFrame] | None = None
         self._round: list[str] = []
+        self.sample_table = "samples"
 
-    def load(self, series: pd.DataFrame, faults: pd.DataFrame) -> None:
-        """New plots for a recording, drawn first with all of its rows (which sets their axes)."""
-        whole = (self._thin(series), faults)
-        self.pipes = {name: hv.streams.Pipe(data=whole) for name in plots.TIME_PLOTS}
-        for name, pane in self.panes.items():
-            pane.object = hv.DynamicMap(functools.partial(self._draw, name, f"{self.prefix}-{name}"), streams=[self.pipes[name]])
+    def load(self, draws: dict[str, Any], frames: dict[str, pd.DataFrame], sample_table: str) -> None:
+        """New plots for a recording (``draws``: its world's plot functions), drawn first with all of its rows."""
+        self.sample_table = sample_table
+        whole = self._thin(frames)
+        self.pipes = {name: hv.streams.Pipe(data=whole) for name in draws}
+        panes = []
+        for name, draw in draws.items():
+            dmap = hv.DynamicMap(functools.partial(_draw, draw), streams=[self.pipes[name]])
+            panes.append(pn.pane.HoloViews(dmap, linked_axes=False, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT))
+        self.layout[:] = panes
         self._shown, self._round = whole, []
 
-    @staticmethod
-    def _draw(name: str, figure: str, data: tuple[pd.DataFrame, pd.DataFrame]) -> hv.Overlay:
-        series, faults = data
-        return plots.time_plot(name, series, faults, figure=figure)
+    def _thin(self, frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+        table = frames.get(self.sample_table)
+        if table is None or "time" not in table or not len(table):
+            return frames
+        times = table["time"].to_numpy(dtype=float)
+        distinct = np.unique(times)
+        if len(distinct) <= self.window:
+            return frames
+        kept = distinct[:: -(-len(distinct) // self.window)]
+        kept = np.append(kept, distinct[-1])  # the scrubbed time itself is always drawn
+        return {**frames, self.sample_table: table[np.isin(times, kept)]}
 
-    def _thin(self, series: pd.DataFrame) -> pd.DataFrame:
-        if len(series) <= self.window:
-            return series
-        keep = np.zeros(len(series), dtype=bool)
-        keep[:: -(-len(series) // self.window)] = True
-        keep[-1] = True  # the scrubbed time itself is always drawn
-        return series[keep]
-
-    def show(self, series: pd.DataFrame, faults: pd.DataFrame) -> None:
-        """Queue the rows to show (every plot is redrawn in the next rounds of :meth:`flush`)."""
-        self._shown = (self._thin(series), faults)
+    def show(self, frames: dict[str, pd.DataFrame]) -> None:
+        """Queue the tables to show (every plot is redrawn in the next rounds of :meth:`flush`)."""
+        self._shown = self._thin(frames)
         self._round = list(self.pipes)
 
     def flush(self, budget: float = math.inf) -> bool:
@@ -116,18 +122,21 @@ class SeriesAt(pn.viewable.Viewer):
         return not self._round
 
     def rows(self) -> int:
-        """Rows the plots show."""
-        return len(self._shown[0]) if self._shown is not None else 0
+        """Rows of the sample table the plots show."""
+        return len(self._shown.get(self.sample_table, ())) if self._shown is not None else 0
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
 
 
-class ReplayTab(pn.viewable.Viewer):
+def _draw(draw: Any, data: dict[str, pd.DataFrame]) -> hv.Overlay:
+    return draw(data)
+
+
+class ReplayTab(TabBase, pn.viewable.Viewer):
     """A loaded recording drawn from its stored tables, at a scrubbed time, with a timeline of its markers."""
 
-    tables = ()  # the live run's rows are not this tab's
-    runs_own_simulations = True  # its clock is the replay's: the sidebar drives it while it is shown
+    own_clock = True  # its clock is the replay's: the sidebar drives it while it is shown
 
     def __init__(self, on_branch: Callable[[Recording, float], None], on_open: Callable[[Recording], None]):
         super().__init__()
@@ -146,10 +155,10 @@ class ReplayTab(pn.viewable.Viewer):
         self.events = EventLog()
         self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX)
         self.placement, self.scores = self.placement_tab.placement, self.placement_tab.scores
-        self.tracker = KpiTracker()
+        self.view = recording_view_default()
+        self.tracker = KpiTracker(self.view)
         self.feed: Feed | None = None
-        self._series_all = empty_series()
-        self._faults_all = fault_frame(pd.DataFrame())
+        self._plotted: tuple[str, ...] = ()
 
         self.intro = pn.pane.Markdown(
             "**No recording loaded.** Load a `.scalelab` session file with the sidebar's *Recordings* card, or open an "
@@ -235,9 +244,9 @@ class ReplayTab(pn.viewable.Viewer):
         self.rec, self.frames = rec, dict(rec.tables)
         self.until = float(rec.until)
         self.interval = sample_interval(rec)
-        self._series_all = series_frame(self.frames.get("samples", pd.DataFrame()), self.interval)  # row-local: cut by time later
-        self._faults_all = fault_frame(self.frames.get("events", pd.DataFrame()))
-        self.series.load(self._series_all, self._faults_all)
+        self.view = recording_view(rec)  # the recording's world: its plots, KPIs and tables
+        self._plotted = tuple(t for t in (self.view.sample_table, "events") if t in self.frames)
+        self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), self._plotted_at(self.until), self.view.sample_table)
         marks = recording_markers(rec)
         self._draw_timeline(marks)
         self.jump.options = {JUMP_PROMPT: -1.0, **marker_choices(marks)}  # label -> its time
@@ -311,10 +320,14 @@ class ReplayTab(pn.viewable.Viewer):
             return "Replay at its end", "state replay"
         return ("Replay playing" if playing else "Replay paused"), "state replay"
 
+    def _plotted_at(self, at: float) -> dict[str, pd.DataFrame]:
+        """The tables the time plots read, as they stood at ``at``."""
+        return cut({t: self.frames[t] for t in self._plotted}, at)
+
     def _new_feed(self) -> None:
-        self.tracker = KpiTracker()
-        self._samples_fed = 0
-        self.feed = Feed(FramesSource(self.frames), tables=("events", "nodes", "placements", "breakdowns"))
+        self.tracker = KpiTracker(self.view)
+        tables = tuple(dict.fromkeys((*self.tracker.tables, "events", "nodes", "placements", "breakdowns")))
+        self.feed = Feed(FramesSource(self.frames), tables=tables)
         self._shown = -1.0
 
     def _feed_to(self, at: float) -> None:
@@ -327,19 +340,13 @@ class ReplayTab(pn.viewable.Viewer):
             self.placement.rewind()
             self.scores.rewind()
             self._new_feed()
-        n = int(np.searchsorted(self._series_all["time"].to_numpy(), at, side="right"))
-        self.series.show(self._series_all.iloc[:n], self._faults_all[self._faults_all["time"] <= at])
+        self.series.show(self._plotted_at(at))
         self.feed.source = FramesSource(cut(self.frames, at))  # every recorded table is in time order: a cut is a prefix
         new = self.feed.poll()
         self.events.push(new.get("events", pd.DataFrame()))
         self.placement_tab.push(new, at)
-        self.tracker.push(self.frames.get("samples", pd.DataFrame()).iloc[self._samples_fed : n])  # series rows are sample rows
-        self._samples_fed = n
+        self.tracker.push(new)
         self._shown = at
-
-    # the rest of the TabView protocol
-    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
-        pass
 
     def flush(self, now: float, budget: float = math.inf) -> bool:
         """Draw the state at the scrubbed time within ``budget`` wall seconds (True when all is drawn); the cursor, slider
@@ -353,7 +360,7 @@ class ReplayTab(pn.viewable.Viewer):
             self.events.flush()
             if self.placement_tab.visible:
                 self.placement_tab.flush(at)
-        self.kpi_row.update(self.tracker.kpis(at))
+        self.kpi_row.update({**self.tracker.kpis(at), "time": at}, view=self.view)
         if self.cursor_pipe.data != at:
             self.cursor_pipe.send(at)
         if self.slider.value != at:
@@ -364,9 +371,6 @@ class ReplayTab(pn.viewable.Viewer):
                 self._setting_slider = False
         self.branch.label = f"Branch here ({plots.hms(at)})"
         return done
-
-    def clear(self) -> None:
-        pass  # a new live run is not this tab's business: the recording stays
 
     # -- widgets -------------------------------------------------------------------------------------------------
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
@@ -394,232 +398,3 @@ class ReplayTab(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
-
-
-class BranchTab(pn.viewable.Viewer):
-    """The live branch (dashed) over its parent recording (solid) from the branch point on, with KPIs and B - A."""
-
-    tables = ("samples", "events")
-
-    def __init__(self, session: LiveSession):
-        super().__init__()
-        self.session = session
-        self.views = TimeSeriesView(("branch", "parent"), prefix=BRANCH_PREFIX)
-        self.kpi_parent, self.kpi_branch = KpiRow(), KpiRow()
-        self.info = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["branch-info"])
-        self.branch_time: float | None = None
-        self.parent: Recording | None = None
-        self.layout = pn.Column(
-            self.info,
-            pn.Row(
-                pn.Column(pn.pane.Markdown("**Parent recording** at the branch's time"), self.kpi_parent.pane),
-                pn.Column(pn.pane.Markdown("**Branch** (with branch − parent)"), self.kpi_branch.pane),
-                sizing_mode="stretch_width",
-            ),
-            self.views,
-            sizing_mode="stretch_width",
-        )
-        self.clear()
-
-    def clear(self) -> None:
-        """A new live run: if it is a branch, show its parent from the branch point on (and nothing of the branch yet)."""
-        s = self.session
-        parent, sim = s.branched_from, s.sim
-        self._for_sim = sim
-        if self.parent is not None or parent is not None:  # a run that is no branch, after one that was not: nothing to empty
-            self.views.clear()
-        if parent is None or sim is None or sim.parent is None:
-            self.parent, self.branch_time = None, None
-            self.info.object = "The live run is not a branch: open a recording in the Replay tab and press *Branch here*."
-            return
-        self.parent, self.branch_time = parent, float(sim.parent["branch_time"])
-        samples, events = (_from(parent.tables.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
-        self.views.push("parent", samples, events, sample_interval(parent))
-        self.info.object = (
-            f"**Branch of `{parent.path.name}` at {plots.hms(self.branch_time)}**: the parent (solid) as recorded, the branch "
-            "(dashed) as it runs now, from the branch point on. Change parameters in the sidebar and press Play; save the branch "
-            "with *Save the live run*: its file names the parent and the branch time."
-        )
-
-    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
-        """Queue the branch's new rows from the branch point on."""
-        if self.session.sim is not self._for_sim:  # a new run reached this tab before its clear (the tab was just added)
-            self.clear()
-        if self.branch_time is None:
-            return
-        samples, events = (_from(new.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
-        if len(samples) or len(events):
-            self.views.push("branch", samples, events, self.session.sim.sections["run"].sample_interval)
-
-    def flush(self, now: float, budget: float = math.inf) -> bool:
-        """Draw the queued rows within ``budget`` wall seconds; the KPIs of the parent at ``now`` and of the branch."""
-        if self.parent is None:
-            return True
-        done = self.views.flush(budget)
-        parent, branch = kpis_at(self.parent.tables, now), self.session.kpis()
-        self.kpi_parent.update(parent)
-        self.kpi_branch.update(branch, kpi_difference(parent, branch))
-        return done
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self.layout
-
-
-def _from(frame: pd.DataFrame, t0: float) -> pd.DataFrame:
-    return frame[frame["time"] >= t0] if len(frame) else frame
-
-
-class Recordings:
-    """The dashboard's recorded sessions: the sidebar card, the Replay and Branch tabs, and the control actions noted."""
-
-    def __init__(self, dashboard: Dashboard):
-        self.dashboard = dashboard
-        session = dashboard.session
-        self.replay_tab = ReplayTab(on_branch=self.branch, on_open=self.open)
-        self.branch_tab = BranchTab(session)
-        self.save = pn.widgets.FileDownload(
-            callback=self._session_file,
-            filename="session.scalelab",
-            label="Save the live run (.scalelab)",
-            color="primary",
-            sizing_mode="stretch_width",
-            css_classes=["rec-save"],
-            description="One file with the inputs, every control action and every recorded table; opens anywhere, replays exactly",
-        )
-        self.upload = pn.widgets.FileInput(
-            accept=".scalelab,.json",
-            multiple=False,
-            sizing_mode="stretch_width",
-            css_classes=["rec-load"],
-            description="A .scalelab opens in the Replay tab at once; an old JSON recording is re-simulated into the live run",
-        )
-        self.upload.param.watch(self._uploaded, "value")
-        self.export = pn.widgets.FileDownload(
-            callback=self._page_file,
-            filename="session.html",
-            label="Export the live run (.html)",
-            color="light",
-            sizing_mode="stretch_width",
-            css_classes=["rec-export"],
-            description="One self-contained page (plots, timeline, KPIs, events) that opens offline by double-click",
-        )
-        self.card = pn.Card(
-            self.save,
-            pn.pane.Markdown("Load a recording (.scalelab, or an old .json):", margin=(0, 10)),
-            self.upload,
-            self.export,
-            title="Recordings",
-            sizing_mode="stretch_width",
-            margin=(4, 0),
-        )
-        session.param.watch(self._control, ["playing", "speed"])
-        session.param.watch(lambda e: self._note_state(), "generation")
-        self._note_state()
-
-    # -- the live run's file and page --------------------------------------------------------------------------------
-    def _record(self, folder: Path) -> Path:
-        s = self.dashboard.session
-        s.sim.note_control("save")
-        return s.sim.record(folder / download_name(s.scenario, s.seed, s.sim.now, ".scalelab"))
-
-    def _session_file(self) -> io.BytesIO:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = self._record(Path(tmp))
-            self.save.filename = path.name
-            return io.BytesIO(path.read_bytes())
-
-    def _page_file(self) -> io.BytesIO:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = self._record(Path(tmp))
-            page = path.with_suffix(".html")
-            export_html(load_recording(path), page)
-            self.export.filename = page.name
-            return io.BytesIO(page.read_bytes())
-
-    # -- loading ---------------------------------------------------------------------------------------------------
-    def _uploaded(self, event: Any) -> None:
-        if not event.new:
-            return
-        d = self.dashboard
-        filename = self.upload.filename or "uploaded recording"
-        if not is_session_file(event.new, filename):
-            d._replay_uploaded(event)  # a version-1 JSON recording: re-simulated into the live run, as before
-            self._sync_run_card()
-            self._show_tab("Live")
-            return
-        try:
-            rec = load_recording(filename, data=event.new)
-        except InputError as err:  # one line naming the file; whatever was shown stays, the live run carries on
-            d._say(f"Recording not loaded: {err}")
-            return
-        self.open(rec)
-
-    def open(self, rec: Recording) -> None:  # also the Replay tab's example button
-        """Show ``rec`` in the Replay tab, at its end; the live run pauses (the replay's clock is the sidebar's)."""
-        d = self.dashboard
-        self.replay_tab.load(rec)
-        d._say("")
-        self._show_tab("Replay")
-        d.session.playing = False
-        if d._callback is None:  # not served (a notebook, a test): draw now
-            self.replay_tab.flush(self.replay_tab.now())
-
-    def branch(self, rec: Recording, at: float) -> None:
-        """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab."""
-        d = self.dashboard
-        try:
-            cost = Simulation(rec.scenario, seed=rec.seed).estimate(at)  # the re-simulation up to ``at`` holds the server
-            if cost.long or cost.too_long:
-                raise InputError(
-                    f"{rec.path.name}: re-simulating it up to {plots.hms(at)} would take {cost.describe()}; allowed: an earlier "
-                    "branch time, or Recording.branch in a notebook"
-                )
-            sim = rec.branch(at)
-        except InputError as err:
-            d._say(f"Branch not made: {err}")
-            return
-        d.session.playing = False
-        d.session.continue_from(sim, branched_from=rec)
-        self._sync_run_card()
-        with pn.io.hold(), d._models_frozen():  # the new run's controls and tabs now (the Branch tab applies), drawn once
-            d._new_run = False
-            d._swap_run()
-            self._show_tab("Branch")
-        d._say(
-            f"Branched from {rec.path.name} at {plots.hms(at)}: change parameters in the sidebar, then press Play. "
-            "The Branch tab overlays parent and branch from the branch point on."
-        )
-
-    def _sync_run_card(self) -> None:
-        """The Run card shows the scenario and seed the live run continued with (set without events, so as not to rebuild
-        the run: its widgets did not follow). Setting a widget to the value in force changes nothing in the session."""
-        d, s = self.dashboard, self.dashboard.session
-        d.scenario_select.options = list(s.param.scenario.objects)
-        d.scenario_select.value = s.scenario
-        d.seed_input.value = s.seed
-
-    def _show_tab(self, title: str) -> None:
-        d = self.dashboard
-        if title in d._tab_titles:
-            d.tabs.active = d._tab_titles.index(title)
-
-    # -- control actions, kept in the live run's recording -------------------------------------------------------
-    def _driving_live(self) -> bool:
-        d = self.dashboard
-        view = d.tab_views.get(d.active_tab) if hasattr(d, "tab_views") else None
-        return d.session.sim is not None and not getattr(view, "runs_own_simulations", False)
-
-    def _control(self, event: Any) -> None:
-        if not self._driving_live():
-            return
-        s = self.dashboard.session
-        if event.name == "playing":
-            s.sim.note_control("play" if event.new else "pause", float(s.speed))
-        else:
-            s.sim.note_control("speed", float(event.new))
-
-    def _note_state(self) -> None:
-        """A new live run starts in the state the controls are in (playing at some speed, or paused)."""
-        s = self.dashboard.session
-        if s.sim is not None and s.playing:
-            s.sim.note_control("play", float(s.speed))

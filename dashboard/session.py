@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import param
 
-from dashboard.feed import Feed, KpiTracker
-from engine import ParamError, Recording, Scenario, Simulation, list_scenarios, load_scenario
+from dashboard.feed import Feed
+from dashboard.kpis import KpiTracker, kpi_difference, world_view
+from engine import WORLDS, ParamError, Recording, Scenario, Simulation, list_scenarios, load_scenario
 
 #: Every live session of this process (the benchmark and the browser tests look inside).
 LIVE_SESSIONS: weakref.WeakSet[LiveSession] = weakref.WeakSet()
@@ -32,12 +33,9 @@ TICK_BUDGET = 0.04
 SPEED_WINDOW = 2.0
 
 
-#: The worlds the dashboard's views draw (a pod-world scenario runs with ``python -m engine run`` and in notebooks).
-DASHBOARD_WORLDS = ("vm",)
-
-
 def scenario_names() -> list[str]:
-    names = sorted(name for name, path in list_scenarios().items() if load_scenario(path).world in DASHBOARD_WORLDS)
+    """Every shipped scenario (every world is served), ``default`` first."""
+    names = sorted(list_scenarios())
     if "default" in names:
         names.remove("default")
         names.insert(0, "default")
@@ -115,8 +113,10 @@ class LiveSession(param.Parameterized):
 
     def _adopt(self, sim: Any) -> None:
         self.sim = sim
+        self.world = sim.scenario.world
+        self.view = world_view(self.world)
         self.feed = Feed(sim)
-        self.kpi = KpiTracker()
+        self.kpi = KpiTracker(self.view)
         self._progress.clear()
         self.generation += 1
 
@@ -202,6 +202,10 @@ class LiveSession(param.Parameterized):
             return f"{kind}: {err}"
         return None
 
+    def fixed_sections(self) -> tuple[str, ...]:
+        """Sections this run's world reads once, when it is built (set in the scenario; not live controls)."""
+        return tuple(WORLDS[self.world].fixed) if self.sim is not None else ()
+
     # -- reading ---------------------------------------------------------------------------------
     @property
     def has_cluster(self) -> bool:
@@ -211,12 +215,12 @@ class LiveSession(param.Parameterized):
     def poll(self) -> dict[str, pd.DataFrame]:
         """Rows of each table the views read recorded since the last poll (each handed out once)."""
         new = self.feed.poll()
-        self.kpi.push(new.get("samples", pd.DataFrame()))
+        self.kpi.push(new)
         return new
 
     def kpis(self) -> dict[str, Any]:
-        """The KPI row: queue, active workers, latest p95 wait, VM-hours, share of time outside the band."""
-        return self.kpi.kpis(self.sim.now)
+        """The KPI row the world declares (``engine.WORLDS[world].ui.kpis``) at the run's time (the header's time too)."""
+        return {**self.kpi.kpis(self.sim.now), "time": float(self.sim.now)}
 
     def recording(self) -> dict[str, Any]:
         """Inputs that reproduce this run (seed, parameter changes and faults stamped with sim time)."""
@@ -232,7 +236,11 @@ class LiveSession(param.Parameterized):
 
 
 def compare_defaults(sections: dict[str, Any]) -> dict[str, Any]:
-    """B's starting difference from A, so the compare tab shows something at once: half the workers."""
+    """B's starting difference from A, so the compare tab shows something at once: half the workers (VM world),
+    another GPU policy (pod world); B starts as A elsewhere."""
+    if "pods" in sections and "scheduler" in sections:
+        policy = sections["scheduler"].gpu_policy
+        return {"scheduler.gpu_policy": "BestFit" if policy == "FGD" else "FGD"}
     if "autoscaler" not in sections:  # the functions world: B starts as A
         return {}
     max_workers = sections["autoscaler"].MAX_WORKERS
@@ -286,7 +294,5 @@ class ComparePair(param.Parameterized):
 
     def kpi_difference(self) -> pd.DataFrame:
         a, b = self.a.kpis(), self.b.kpis()
-        rows = []
-        for key in ("queue", "active_workers", "wait_p95", "vm_hours", "outside_band"):
-            rows.append({"kpi": key, "A": a[key], "B": b[key], "B - A": b[key] - a[key]})
-        return pd.DataFrame(rows)
+        diff = kpi_difference(self.a.view, a, b)
+        return pd.DataFrame([{"kpi": key, "A": a[key], "B": b[key], "B - A": d} for key, d in diff.items()])

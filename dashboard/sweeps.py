@@ -26,6 +26,7 @@ import panel as pn
 import param
 
 from dashboard.session import LiveSession
+from dashboard.tabs import TabBase
 from engine import (
     Scenario,
     Simulation,
@@ -486,17 +487,8 @@ class SweepExplorer(pn.viewable.Viewer):
             self.on_open()
 
 
-class SweepsTab(SweepExplorer):
-    """The Sweeps tab of the dashboard (``dashboard.ui.TABS``): the explorer, which polls its own sweep; the live run's
-    rows are not its business, and a reset of the live run leaves a sweep and its plots as they are."""
+class SweepsTab(SweepExplorer, TabBase):
+    """The Sweeps tab of the dashboard (``dashboard.tabtable.TABS``): the explorer, which polls its own sweep; the live
+    run's rows are not its business, and a reset of the live run leaves a sweep and its plots as they are."""
 
     tables: tuple[str, ...] = ()
-
-    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
-        pass
-
-    def flush(self, now: float, budget: float = float("inf")) -> bool:
-        return True
-
-    def clear(self) -> None:
-        pass

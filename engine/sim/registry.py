@@ -26,6 +26,7 @@ from engine.nodescaling.slots import GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITY_TABLE
 from engine.sim.run import RunParams
+from engine.sim.worldview import FUNCTIONS_VIEW, POD_VIEW, VM_VIEW, WorldView
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
 from engine.workload.params import WorkloadParams
@@ -90,6 +91,7 @@ class WorldEntry:
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
     fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
+    ui: WorldView | None = None  # what a user interface shows of it (KPIs, faults, tables, views): engine.sim.worldview
 
     @property
     def build(self) -> Callable[..., object]:
@@ -102,6 +104,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "autoscaler", "controller", "platform", "workload", "faults", "policy", *POLICY_SECTIONS),
         ("cluster", "scheduler"),
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
+        ui=VM_VIEW,
     ),
     "functions": WorldEntry(
         "engine.faas.world:FunctionWorld",
@@ -110,6 +113,7 @@ WORLDS: dict[str, WorldEntry] = {
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
         fixed=GROUP_KEYS,
+        ui=FUNCTIONS_VIEW,
     ),
     "pod": WorldEntry(
         "engine.podworld.world:PodWorld",
@@ -117,6 +121,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("node_autoscaler", *GROUP_KEYS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
         fixed=("pods", *GROUP_KEYS),
+        ui=POD_VIEW,
     ),
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from panel.io.state import state
 from panel.tests.util import serve_component, wait_until
+from playwright.sync_api import expect
 
 from dashboard.ui import Dashboard
 
@@ -55,7 +56,7 @@ def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(se
     for column in ("rps", "response", "replicas"):
         page.wait_for_function(f"() => ({JS_ROWS})('{column}') > 3", timeout=40000)
     page.wait_for_function(f"() => ({JS_IMAGE})() > 1", timeout=40000)
-    page.wait_for_timeout(1000)  # let the browser draw it before the screenshot
+    expect(page.locator(".functions-view .function-kpis table").first).to_be_attached(timeout=40000)
     assert page.locator(".functions-view .function-kpis table").count() == 1
     page.screenshot(path=str(artifacts / "dashboard-functions.png"), full_page=True)
 

@@ -227,7 +227,6 @@ def test_the_page_of_a_one_hour_session_opens_offline_with_every_plot_filled_and
     assert all(counts[f"{PREFIX}-{n}"] >= 719 for n in TIME_PLOTS), counts  # every sample of the hour
     assert counts[f"{PREFIX}-events"] == len(rec.tables["events"]) and counts[f"{PREFIX}-changes"] == len(rec.changes)
     assert page.locator("canvas").count() >= len(figures)  # Bokeh drew them
-    page.wait_for_timeout(1000)
     page.screenshot(path=str(artifacts / "export-one-hour.png"), full_page=True)
 
     # interactive with no server: hover names a value, the wheel zooms every time axis together

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.frames import NodeLayout, cut, latest_decision, placement_deltas, placement_grid, series_frame
-from dashboard.recordings import kpis_at, sample_interval
+from dashboard.frames import NodeLayout, cut, latest_decision, placement_deltas, placement_grid
+from dashboard.recordings import kpis_at
 from dashboard.replay import is_session_file
 from dashboard.ui import Dashboard
 from engine import InputError, Simulation, load_recording
@@ -84,7 +84,7 @@ def test_loading_a_session_file_builds_no_simulation_and_shows_every_view_at_its
     assert len(r.events.rows) == min(len(rec.tables["events"]), 800)
     assert r.placement.nodes is not None and r.placement.grid().sum() > 0
     assert r.scores.latest is not None and r.scores.shown is not None
-    assert "data-kpi='queue'" in r.kpi_row.pane.object and f">{kpis_at(rec.tables, 1800.0)['queue']}<" in r.kpi_row.pane.object
+    assert "data-kpi='queue'" in r.kpi_row.pane.object and f">{int(kpis_at(rec, 1800.0)['queue'])}<" in r.kpi_row.pane.object
     assert "edge-reweighted.scalelab" in r.info.object and not r.intro.visible
     assert r.export.filename == "edge-reweighted.html"
 
@@ -95,16 +95,14 @@ def test_every_view_shows_the_state_at_the_scrubbed_time_forward_and_back(dashbo
     rec = load_recording(path)
     d.recordings.open(rec)
     r = d.recordings.replay_tab
-    interval = sample_interval(rec)
     for t in (650.0, 1200.0, 97.0, 0.0, 1500.0, rec.until):
         at(d, t)
         state = cut(rec.tables, t)
-        want = series_frame(state["samples"], interval)
-        pd.testing.assert_frame_equal(r.series._shown[0].reset_index(drop=True), want.reset_index(drop=True), obj=f"series at {t}")
-        assert r.series._shown[1]["time"].max() <= t if len(r.series._shown[1]) else True
+        pd.testing.assert_frame_equal(r.series._shown["samples"], state["samples"], obj=f"samples at {t}")
+        pd.testing.assert_frame_equal(r.series._shown["events"], state["events"], obj=f"events at {t}")
         shown_events = r.events.rows["time"].to_numpy()
         assert (shown_events <= t).all() and len(shown_events) == min(len(state["events"]), 800), t
-        assert r.tracker.kpis(t) == kpis_at(rec.tables, t)
+        assert r.tracker.kpis(t) == kpis_at(rec, t)
         if "nodes" in rec.tables:
             layout = NodeLayout.from_nodes(rec.tables["nodes"])
             grid = placement_grid(layout, placement_deltas(state["placements"]), r.placement.times)
@@ -152,7 +150,7 @@ def test_a_branch_from_the_middle_is_the_parent_up_to_the_branch_time_then_goes_
     s = d.session
     assert d.active_tab == "Branch" and s.sim.now == 1200.0 and not s.playing
     assert s.sim.parent == {"file": "cap-lowered.scalelab", "digest": rec.digest, "branch_time": 1200.0}
-    assert s.branched_from is rec and d.scenario_select.value == "default" and s.overrides == {"autoscaler.MAX_WORKERS": 20}
+    assert s.branched_from is rec and d.run_card.scenario_select.value == "default" and s.overrides == {"autoscaler.MAX_WORKERS": 20}
     assert d.controls.sections["autoscaler"].live is s.sim.sections["autoscaler"]  # the controls show and change the branch
     assert s.apply({"autoscaler.MAX_WORKERS": 3}) is None  # what if the cap had been lowered again?
     s.sim.advance(1800.0)
@@ -170,7 +168,7 @@ def test_a_branch_from_the_middle_is_the_parent_up_to_the_branch_time_then_goes_
     assert child.parent["branch_time"] == 1200.0 and child.parent["file"] == "cap-lowered.scalelab"
     s.reset()  # from t=0: no longer a branch, its tab goes
     d.refresh()
-    assert "Branch" not in d._tab_titles and s.branched_from is None
+    assert "Branch" not in d.tabset.titles and s.branched_from is None
 
 
 @pytest.mark.parametrize("path", BAD_SESSIONS, ids=lambda p: p.name)
@@ -178,7 +176,7 @@ def test_a_bad_session_file_gives_one_line_naming_it_and_nothing_is_half_loaded(
     d = dashboard
     good = load_recording(EDGE)
     d.recordings.open(good)
-    d.tabs.active = d._tab_titles.index("Live")
+    d.tabs.active = d.tabset.titles.index("Live")
     d.session.playing = True
     with pytest.raises(InputError) as engine_says:
         load_recording(path)
@@ -199,9 +197,9 @@ def test_an_old_json_recording_still_loads_into_the_live_run(dashboard, tmp_path
     sim.advance(300)
     path = tmp_path / "old.json"
     path.write_text(__import__("json").dumps(sim.recording()))
-    d.tabs.active = d._tab_titles.index("Replay")
+    d.tabs.active = d.tabset.titles.index("Replay")
     upload(d, path)
-    assert d.active_tab == "Live" and d.session.seed == 4 and d.seed_input.value == 4
+    assert d.active_tab == "Live" and d.session.seed == 4 and d.run_card.seed_input.value == 4
     assert d.session.sim.now == 300.0 and d.session.sim.sections["autoscaler"].MAX_WORKERS == 5
     assert not is_session_file(path.read_bytes(), "old.json") and is_session_file(EDGE.read_bytes(), "x")
 

@@ -43,3 +43,19 @@ def test_panel_serve_app_loads_in_browser(page):
         assert page.locator(".app-title").first.inner_text().startswith("scalelab")  # the app's template, not a bare page
         assert page.locator(".ctl-live-autoscaler-MAX_WORKERS").count() == 1
         assert not errors, errors
+
+
+def test_panel_serve_runs_a_notebook_that_ends_in_a_servable(page):
+    """`panel serve notebooks/02-placement.ipynb` (nbconvert reads it): the page holds the notebook's plots, no error."""
+    args = ["notebooks/02-placement.ipynb", "--port", "0", "--address", "127.0.0.1"]
+    with run_panel_serve(args, cwd=ROOT) as proc:
+        port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{port}/02-placement", wait_until="domcontentloaded")
+        page.wait_for_function(
+            "() => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return false;"
+            " for (const m of d._all_models.values()) if (m.renderers && m.renderers.length) return true; return false; }",
+            timeout=180000,  # the notebook runs its simulations when the page is asked for
+        )
+        assert not errors, errors

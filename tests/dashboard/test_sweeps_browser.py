@@ -83,8 +83,9 @@ def served(page, sweep_dirs):
 
 def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_parameters(served, artifacts):
     page, d, messages, out = served
+    page.locator(".bk-tab", has_text="Sweeps").click()  # the tab is built when first shown
+    wait_until(lambda: any(e.live is d.session for e in EXPLORERS), page, timeout=60000)
     explorer = next(e for e in EXPLORERS if e.live is d.session)
-    page.locator(".bk-tab", has_text="Sweeps").click()
     # sample, in the page, how many points the Pareto plot holds as the sweep runs
     page.evaluate(
         f"() => {{ window.__counts = []; setInterval(() => {{ const p = ({JS_POINTS})(); window.__counts.push(p ? p.length : 0); }}, 50); }}"

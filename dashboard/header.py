@@ -1,0 +1,45 @@
+"""The header's run state (running/paused, speed, simulated time, scenario and seed) as HTML, and the header's styles."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from dashboard import plots
+
+HINT = "Press ▶ to run or pause; every control in the sidebar changes the running simulation at once."
+STATUS_CSS = """
+.run-state {display: flex; gap: 6px 14px; align-items: center; font-size: 15px; flex-wrap: wrap;}
+.run-state .state {font-weight: 700; padding: 2px 10px; border-radius: 12px; background: #1a9850; color: white;}
+.run-state .state.paused {background: #d73027;}
+.run-state .state.compare {background: #7b3294;}
+.run-state .state.replay {background: #01665e;}
+.run-state .behind {color: #fdae61; font-weight: 600;}
+"""
+HEADER_CSS = """
+.app-hint {font-size: 13px; opacity: 0.9;} .app-title {font-size: 19px; font-weight: 700;}
+@media (max-width: 1100px) {.app-hint {display: none;} .app-title {font-size: 16px;}}
+"""
+
+
+def status_html(session: Any, view: Any) -> str:
+    """The run state; while a tab with its own clock (Compare, Replay) is shown, its state and time, and where the live
+    run waits."""
+    own = view is not None and view.own_clock
+    sim_now = view.now() if own else (session.sim.now if session.sim is not None else 0.0)
+    achieved = (view if own else session).achieved_speed()
+    if own:
+        state, cls = view.run_state(session.playing)
+    else:
+        state, cls = ("Running" if session.playing else "Paused"), "state" + ("" if session.playing else " paused")
+    behind = ""
+    if session.playing and math.isfinite(achieved) and achieved < 0.8 * session.speed:
+        behind = f"<span class='behind' title='The server cannot simulate faster'>achieved {achieved:,.0f}×</span>"
+    live = f"<span>live run waits at {plots.hms(session.sim.now)}</span>" if own and session.sim is not None else ""
+    return (
+        f"<div class='run-state'><span class='{cls}' data-state='{state.lower()}'>{state}</span>"
+        f"<span>speed {session.speed:,.0f}×</span>{behind}"
+        f"<span data-kpi='sim-time'>t = {plots.hms(sim_now)}</span>"
+        f"<span>{html.escape(session.scenario)} · seed {session.seed}</span>{live}</div>"
+    )

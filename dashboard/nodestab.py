@@ -1,0 +1,55 @@
+"""The Nodes tab: the node autoscaler's groups over time (nodes by state, pending pods, cost) and its decisions.
+
+Shown for a run with a ``node_autoscaler`` section (its ``nodes_by_group`` and ``node_decisions`` tables); the plots are
+:mod:`dashboard.nodes_plots` functions of those tables, redrawn from the rows so far each time the tab is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import panel as pn
+
+from dashboard.context import AppContext
+from dashboard.nodes_plots import nodes_layout
+from dashboard.tabs import TabBase
+
+#: Rows of ``nodes_by_group`` kept (the newest): a few thousand points per plot at most.
+KEPT = 6000
+
+
+class NodesTab(TabBase, pn.viewable.Viewer):
+    """The node autoscaler's plots of the live run."""
+
+    tables = ("nodes_by_group", "node_decisions")
+
+    def __init__(self, ctx: AppContext):
+        super().__init__()
+        self.pane = pn.pane.HoloViews(None, sizing_mode="stretch_width", linked_axes=False)
+        self.layout = pn.Column(
+            pn.pane.Markdown("Node groups as the node autoscaler scales them: nodes by state, pods waiting for a node, cost."),
+            self.pane,
+            sizing_mode="stretch_width",
+        )
+        self.clear()
+
+    def clear(self) -> None:
+        self.frames: dict[str, pd.DataFrame] = {t: pd.DataFrame() for t in self.tables}
+        self.changed = False
+
+    def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
+        for table in self.tables:
+            rows = new.get(table)
+            if rows is not None and len(rows):
+                self.frames[table] = pd.concat([self.frames[table], rows]).iloc[-KEPT:]
+                self.changed = True
+
+    def flush(self, now: float, budget: float = math.inf) -> bool:
+        if self.changed and len(self.frames["nodes_by_group"]):
+            self.pane.object = nodes_layout(self.frames["nodes_by_group"], self.frames["node_decisions"])
+            self.changed = False
+        return True
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout

@@ -1,0 +1,83 @@
+"""The tab containers: the table's tabs that apply to the live run, each built when it is first shown and kept.
+
+A tab that applies but was never shown is an empty holder: its views (and their Bokeh models) are made the first time
+a person opens it, so the first page holds only the tab on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import panel as pn
+
+from dashboard.context import AppContext
+from dashboard.tabs import Tab, TabSpec
+
+
+class TabSet:
+    """``pn.Tabs`` over the tab table; :attr:`views` holds the tabs built so far, by title."""
+
+    def __init__(self, ctx: AppContext, table: list[TabSpec], on_change: Callable[[], None]):
+        self.ctx = ctx
+        self.table = table
+        self.views: dict[str, Tab] = {}
+        self.specs: dict[str, TabSpec] = {}
+        self.holders: dict[str, pn.Column] = {}
+        self.titles: list[str] = []
+        self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
+        self._on_change = on_change
+        self.on_built: Callable[[Tab], None] = lambda view: None  # the tick loop hands a new tab the rows so far
+        self._building = False
+        self.arrange()
+        self.tabs.param.watch(self._changed, "active")
+
+    def arrange(self, keep: str | None = None) -> None:
+        """Show the tabs that apply to the session's run (the one shown stays in front if it still applies)."""
+        active = keep or self.active
+        shown = [spec for spec in self.table if spec.applies(self.ctx.session)]
+        for spec in shown:
+            self.specs[spec.title] = spec
+            self.holders.setdefault(spec.title, pn.Column(sizing_mode="stretch_width", css_classes=[f"tab-{spec.title.lower()}"]))
+        self.titles = [spec.title for spec in shown]
+        self._building = True
+        try:
+            self.tabs[:] = [(t, self.holders[t]) for t in self.titles]
+            self.tabs.active = self.titles.index(active) if active in self.titles else 0
+        finally:
+            self._building = False
+        self.ensure(self.active)
+
+    def ensure(self, title: str) -> Tab | None:
+        """The tab titled ``title``, built now if it never was (None when it does not apply)."""
+        if title not in self.titles:
+            return None
+        if title not in self.views:
+            view = self.specs[title].build(self.ctx)
+            self.views[title] = view
+            self.holders[title][:] = [view]
+            self.on_built(view)
+        return self.views[title]
+
+    @property
+    def active(self) -> str:
+        titles = self.titles
+        return titles[self.tabs.active] if titles and 0 <= self.tabs.active < len(titles) else (titles[0] if titles else "")
+
+    def active_view(self) -> Tab | None:
+        return self.views.get(self.active)
+
+    def show(self, title: str) -> None:
+        """Bring the tab titled ``title`` to the front (built first if need be)."""
+        if title in self.titles:
+            self.ensure(title)
+            self.tabs.active = self.titles.index(title)
+
+    def feed_tables(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t for v in self.views.values() for t in v.tables))
+
+    def _changed(self, event: Any) -> None:
+        if self._building:
+            return
+        self.ensure(self.active)
+        self._on_change()
