@@ -349,7 +349,10 @@ class SweepRun:
                     elif future.status == "error":
                         exc = future.exception()
                         self._failed(task, f"{type(exc).__name__}: {exc}")
-                    else:  # cancelled
+                    elif future.status == "cancelled":
+                        continue
+                    else:  # finished, then lost with its worker before it was read: Dask computes it again elsewhere
+                        ready.add(future)
                         continue
                     future.release()
                     outstanding -= 1
