@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering, which groups the browser-parametrized tests first
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     docs = [i for i in items if here in Path(str(i.path)).parents]
