@@ -23,6 +23,9 @@ scheduler predicate    ``scalelab.scheduler_predicates``   a :class:`Predicate` 
 cluster topology       ``scalelab.cluster_topologies``     ``build(ClusterParams, rng) -> Cluster``, ``reads`` (the cluster
                                                            fields it reads); ``cluster.topology``
 GPU policy             ``scalelab.gpu_policies``           a :class:`GpuPolicy` subclass (``score``); ``scheduler.gpu_policy``
+request generator      ``scalelab.request_generators``     ``arrivals(t0, t1, rate, rng) -> times`` in ``[t0, t1)``, built
+                                                           as ``cls(section)`` (``cls()``); ``workload.pattern``,
+                                                           ``fnN.arrival``
 =====================  ==================================  ==============================================================
 
 Every problem is one :class:`PluginError` line naming the plugin; an installed plugin that fails to load is
@@ -77,6 +80,7 @@ __all__ = [
     "register_keepalive_policy",
     "register_predicate",
     "register_priority",
+    "register_request_generator",
     "register_scaling_policy",
     "register_topology",
     "skippy_min_max",
@@ -130,6 +134,13 @@ def register_topology(cls: type) -> type:
     """Add a cluster layout (a choice of ``cluster.topology``): ``build(params, rng) -> Cluster``; ``reads``: the
     cluster fields it reads. :func:`cloud_regions` and :func:`urban_sensing` are building blocks."""
     PLUGIN_TABLES["cluster_topologies"].register(cls)
+    return cls
+
+
+def register_request_generator(cls: type) -> type:
+    """Add an arrival pattern (a choice of ``workload.pattern`` and of every ``fnN.arrival``): ``arrivals(t0, t1, rate,
+    rng)`` gives the arrival times of each window; usable as a decorator."""
+    PLUGIN_TABLES["request_generators"].register(cls)
     return cls
 
 

@@ -32,7 +32,7 @@ from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
 from engine.core.params import ParamError, Section
-from engine.core.plugins import PluginError, PluginTable, extend_selector, missing_methods, one_line
+from engine.core.plugins import PluginError, PluginTable, extend_selector, missing_methods, one_line, plugin_section
 
 
 @dataclass(frozen=True)
@@ -65,16 +65,6 @@ _BUILTIN_POLICIES: dict[str, PolicyEntry] = {
 
 #: The param section of each policy that has tunables.
 POLICY_SECTIONS: dict[str, type[Section]] = {"hpa": HPAParams, "kpa": KPAParams, "keda": KEDAParams}
-
-
-def plugin_section(plugin: type) -> type[Section] | None:
-    """A plugin's param section (its ``params`` class attribute, a :class:`Section` with a ``key``), or None."""
-    section = getattr(plugin, "params", None)
-    if section is None:
-        return None
-    if not (isinstance(section, type) and issubclass(section, Section) and section.key):
-        raise PluginError(f"plugin {plugin.name!r}: params must be a Section subclass with a key")
-    return section
 
 
 def _first_line(plugin: type) -> str:

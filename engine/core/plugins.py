@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.core.params import ParamError
+from engine.core.params import ParamError, Section
 
 log = logging.getLogger("scalelab.plugins")
 
@@ -214,6 +214,16 @@ class PluginTable[V](Mapping[str, V]):
     def local_plugins(self) -> list[tuple[Any, PluginInfo]]:
         """The plugins registered in this process (not from an installed package): what a Dask task must carry."""
         return [(self._classes[k], self._info[k]) for k in sorted(self._local) if k in self._classes]
+
+
+def plugin_section(plugin: type) -> type[Section] | None:
+    """A plugin's param section (its ``params`` class attribute, a :class:`Section` with a ``key``), or None."""
+    section = getattr(plugin, "params", None)
+    if section is None:
+        return None
+    if not (isinstance(section, type) and issubclass(section, Section) and section.key):
+        raise PluginError(f"plugin {plugin.name!r}: params must be a Section subclass with a key")
+    return section
 
 
 def missing_methods(plugin: Any, *names: str) -> str | None:

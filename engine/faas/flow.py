@@ -172,7 +172,16 @@ class Replica:
 class FunctionRuntime:
     """One function deployment at run time: its requests (columns), gateway queue, replicas and scaler."""
 
-    def __init__(self, index: int, key: str, section: Section, faas: Any, measurements: Measurements, rng: np.random.Generator):
+    def __init__(
+        self,
+        index: int,
+        key: str,
+        section: Section,
+        faas: Any,
+        measurements: Measurements,
+        rng: np.random.Generator,
+        sections: Mapping[str, Section] | None = None,
+    ):
         self.index = index
         self.key = key
         self.section = section
@@ -180,7 +189,7 @@ class FunctionRuntime:
         self.name = section.label
         self.trace = load_function_trace(section) if (section.simulator == "trace" or section.trace_memory_file) else None
         self.sim: FunctionSimulator = SIMULATORS[section.simulator](self.spec, faas, measurements, self.trace)
-        self.stream = RequestStream(self.spec, rng)
+        self.stream = RequestStream(self.spec, rng, sections)  # sections: a request generator plugin's own
         self.buf: list[float] = []
         self.bi = 0
         self.base = 0  # row number of buf[0]
@@ -293,7 +302,7 @@ class RequestFlow:
         self.startup_rng = stream("startup")
         self.functions: list[FunctionRuntime] = []
         for i, key in enumerate(slots):
-            rt = FunctionRuntime(i, key, sections[key], self.faas, measurements, np.random.default_rng([requests_seed, i]))
+            rt = FunctionRuntime(i, key, sections[key], self.faas, measurements, np.random.default_rng([requests_seed, i]), sections)
             self.functions.append(rt)
         self.by_key = {rt.key: rt for rt in self.functions}
         self._register_images()

@@ -21,6 +21,7 @@ from engine.faas.measured import STARTUP_PROFILES, load_measurements
 from engine.faas.simulators import SIMULATORS, FunctionSimulator
 from engine.faas.slots import MAX_FUNCTIONS, SLOT_KEYS  # noqa: F401 (MAX_FUNCTIONS: re-exported, its home was here)
 from engine.faas.traces import load_function_trace
+from engine.workload.generators import REQUEST_GENERATORS
 from engine.workload.requests import ARRIVALS
 
 #: Scalers that need at least one replica to measure (they never scale a function up from zero).
@@ -147,7 +148,9 @@ class FunctionParams(Section):
         10.0, bounds=(0.0, 1e6), step=1.0, doc="Requests per second (the base of every shape; for a trace a multiple of its intensity)."
     )
     arrival = param.Selector(
-        default="poisson", objects=list(ARRIVALS), doc="Arrival process: poisson, constant (evenly spaced) or trace replay."
+        default="poisson",
+        objects=list(ARRIVALS),
+        doc="Arrival process: poisson, constant (evenly spaced), trace replay, or a request generator plugin.",
     )
     diurnal_amplitude = param.Number(0.0, bounds=(0.0, 1.0), step=0.05, doc="Diurnal sine: relative swing of the rate (0: off).")
     diurnal_period = param.Number(3600.0, bounds=(60.0, 604800.0), step=60.0, doc="Diurnal sine: seconds per cycle.")
@@ -213,6 +216,7 @@ class FunctionParams(Section):
 
 
 FUNCTION_SCALERS.on_register(lambda name, plugin: extend_selector(FunctionParams, "scaler", name))
+REQUEST_GENERATORS.on_register(lambda name, plugin: extend_selector(FunctionParams, "arrival", name))
 KEEPALIVE_POLICIES.on_register(lambda name, plugin: extend_selector(FunctionParams, "keep_alive", name))
 
 #: The function slots, one section class per key (``fn1`` .. ``fn6``), an explicit table.

@@ -13,8 +13,8 @@ of its design as a scenario, so a combination the sections refuse (MIN_AVG_TIME 
 with its point. Workers receive plain data (the point's scenario as a dict, the seed, the horizon) and build
 their own :class:`~engine.sim.simulation.Simulation`, so a run's row depends only on the run, never on the
 worker count or the order of completion. With ``out``, each finished run is kept in a
-:class:`~engine.runs.dataset.SweepDataset` as it completes, keyed by a hash of its scenario, seed, horizon and
-the software version; a rerun skips the runs already kept.
+:class:`~engine.runs.dataset.SweepDataset` as it completes, keyed by a hash of its scenario, seed, horizon,
+the software version and the provenance of the plugins it uses; a rerun skips the runs already kept.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import pyarrow as pa
 from engine.core.params import split_key
 from engine.runs.dataset import SweepDataset, rows_table
 from engine.runs.spec import SweepError, SweepSpec, kpi_names, load_sweep, sweep_from_dict
-from engine.sim.provenance import adopt_plugins, carried_plugins
+from engine.sim.provenance import adopt_plugins, carried_plugins, plugins_used
 from engine.sim.registry import SECTION_CLASSES
 from engine.sim.scenario import Scenario, ScenarioError, load_scenario
 from engine.sim.simulation import Simulation
@@ -107,11 +107,24 @@ class SweepPlan:
         }
 
 
-def run_key(scenario: Mapping[str, Any], seed: int, until: float, version: str = SOFTWARE_VERSION) -> str:
-    """The identity of a run: a hash of its scenario's values (not its name), seed, horizon and the software version."""
+def run_key(
+    scenario: Mapping[str, Any], seed: int, until: float, version: str = SOFTWARE_VERSION, plugins: Sequence[Mapping[str, str]] = ()
+) -> str:
+    """The identity of a run: a hash of its scenario's values (not its name), seed, horizon, the software version and
+    the plugins it uses (:func:`~engine.sim.provenance.plugins_used`: point, name, module, version, source hash), so a
+    plugin whose source changed is run again rather than served from the result of its old code."""
     values = {k: v for k, v in scenario.items() if k not in ("name", "description")}
-    text = json.dumps({"scenario": values, "seed": seed, "until": until, "version": version}, sort_keys=True, default=str)
+    ident: dict[str, Any] = {"scenario": values, "seed": seed, "until": until, "version": version}
+    if plugins:  # absent without plugins: the keys of datasets written before plugins existed stay valid
+        ident["plugins"] = [dict(p) for p in plugins]
+    text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def scenario_plugins(scenario: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The plugins a scenario's run uses, with their provenance (what :func:`run_key` hashes)."""
+    checked = Scenario.from_dict(dict(scenario), origin="")
+    return plugins_used(checked.build_sections(), checked.to_dict(), ())
 
 
 def _arrow_type(values: Sequence[Any]) -> pa.DataType:
@@ -137,6 +150,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     points = spec.points()
     tasks: list[SweepTask] = []
     checked: dict[str, dict[str, Any]] = {}  # a point repeated by a random design is checked once
+    uses: dict[str, list[dict[str, str]]] = {}  # and its plugins looked up once
     carried = carried_plugins()
     for i, values in enumerate(points):
         ident = json.dumps(values, sort_keys=True, default=str)
@@ -150,9 +164,10 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
                 checked[ident] = Scenario.from_dict(data, origin="").to_dict()
             except ScenarioError as e:  # the sections' cross-field rules, on this combination
                 raise SweepError(f"{spec.origin}: point {i} ({label}): {str(e).removeprefix(': ')}") from None
+            uses[ident] = scenario_plugins(checked[ident])
         for seed in spec.seeds:
             scenario = checked[ident]
-            key = run_key(scenario, seed, horizon)
+            key = run_key(scenario, seed, horizon, plugins=uses[ident])
             tasks.append(SweepTask(key, i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings, carried))
     kpi_types = kpi_names(spec.scenario)
     fields = [pa.field("point", pa.int64())]

@@ -19,20 +19,35 @@ def _skippy_balance(cpu_fraction: np.ndarray, memory_fraction: np.ndarray) -> np
     return score
 
 
+def _kube_balance_score(used: np.ndarray, cpu_cap: np.ndarray, used_memory: np.ndarray, mem_cap: np.ndarray, max_score: int) -> np.ndarray:
+    """One balance score, current kube: fractions of allocatable capped at 1, std = |f1 - f2| / 2 (0 when a resource
+    has no allocatable, as one fraction has no spread), trunc((1 - std) * max_score): max_score/2 .. max_score."""
+    cpu = np.minimum(used / np.where(cpu_cap == 0, 1, cpu_cap), 1.0)
+    mem = np.minimum(used_memory / np.where(mem_cap == 0, 1, mem_cap), 1.0)
+    std = np.where((cpu_cap == 0) | (mem_cap == 0), 0.0, np.abs((cpu - mem) / 2))
+    return trunc((1 - std) * max_score)
+
+
 def kube_balanced_allocation(ctx: ScoringContext) -> np.ndarray:
-    """Current kube: fractions of capacity used incl. the pod, capped at 1; score = trunc((1 - |f1 - f2| / 2) * 100)."""
+    """Current kube (kubernetes PR #135573, v1.36): the change in balance the pod causes. With the balance scores
+    before (b) and after (a) placing the pod, each max/2..max, the score is max/2 + (max/2 + a - b) // 2 in integers:
+    75 (of 100) when the balance stays, 50 from balanced to fully imbalanced, 100 the other way. A pod requesting no cpu
+    and no memory is not scored (PreScore's Skip): 0 on every node."""
     c, nodes, pod = ctx.cluster, ctx.nodes, ctx.pod
+    if pod.cpu_millis == 0 and pod.memory == 0:
+        return ctx.zeros().astype(np.int64)
     cpu_cap, mem_cap = c.cpu_capacity[nodes], c.memory_capacity[nodes]
-    cpu = np.minimum((cpu_cap - c.cpu_free[nodes] + pod.cpu_millis) / np.where(cpu_cap == 0, 1, cpu_cap), 1.0)
-    mem = np.minimum((mem_cap - c.memory_free[nodes] + pod.memory) / np.where(mem_cap == 0, 1, mem_cap), 1.0)
-    std = np.where((cpu_cap == 0) | (mem_cap == 0), 0.0, np.abs((cpu - mem) / 2))  # one resource only: no spread
-    return trunc((1 - std) * ctx.max_score)
+    cpu_used, mem_used = cpu_cap - c.cpu_free[nodes], mem_cap - c.memory_free[nodes]
+    half = ctx.max_score // 2
+    after = _kube_balance_score(cpu_used + pod.cpu_millis, cpu_cap, mem_used + pod.memory, mem_cap, ctx.max_score)
+    before = _kube_balance_score(cpu_used, cpu_cap, mem_used, mem_cap, ctx.max_score)
+    return half + (half + after - before) // 2  # both in [half, max]: the sum is >= 0, so // is Go's truncation
 
 
 class BalancedResource(Priority):
     """Skippy: the pod's share of the node's *remaining* cpu and memory should be alike.
 
-    kube mode has no such plugin; it scores like BalancedAllocation (capacity-based fractions, 0-100).
+    kube mode has no such plugin; it scores like BalancedAllocation (the change in balance, 50-100).
     """
 
     name = "BalancedResource"
@@ -51,7 +66,7 @@ class BalancedAllocation(Priority):
     """Kubernetes NodeResourcesBalancedAllocation.
 
     skippy mode: the k8s 1.13 formula Skippy started from, (used + pod) / capacity on 0-10;
-    kube mode: the current plugin (fractions capped at 1, std = |f1 - f2| / 2, 0-100).
+    kube mode: the current plugin (the change in balance the pod causes, 50-100; :func:`kube_balanced_allocation`).
     """
 
     name = "BalancedAllocation"

@@ -9,7 +9,7 @@ aspect                     skippy                                          kube
 scale                      0-10, Python ``int()`` truncations              0-100, Go integer arithmetic
 BalancedResource           pod request / *remaining* capacity,             same as BalancedAllocation (no such plugin)
                            trunc((1 - |cf - mf|) * 10)
-BalancedAllocation         k8s 1.13: (used + pod) / capacity, >= 1 -> 0    current: fractions capped at 1, std = |f1-f2|/2
+BalancedAllocation         k8s 1.13: (used + pod) / capacity, >= 1 -> 0    current: the change in balance (50-100, 75 none)
 LeastAllocated             k8s 1.13 LeastRequested, 0-10                   NodeResourcesFit LeastAllocated, 0-100
 ImageLocality              sum clamped to [23 MiB, 1000 MiB]               upper clamp 1000 MiB x containers
 LatencyAwareImageLocality  trunc(s); 10 (max - t + min) / max (the         seconds; DefaultNormalizeScore reversed

@@ -2,8 +2,9 @@
 
 ``SchedulerParams.kube_version`` picks one (kube mode only; Skippy mode never reads it):
 
-* ``current``: the project's kube mode as it was, scoring with the weights the ``weight_*`` parameters give
-  (current kube-scheduler formulas, :mod:`engine.scheduling.balanced` and friends).
+* ``current``: scoring with the weights the ``weight_*`` parameters give and current kube-scheduler's formulas
+  (:mod:`engine.scheduling.balanced` and friends; BalancedAllocation scores the change in balance the pod causes,
+  kubernetes PR #135573, v1.36).
 * ``v1.20``: kube-scheduler v1.20.2's default profile (``pkg/scheduler/algorithmprovider/registry.go``
   ``getDefaultConfig``), the weights fixed by it and the ``weight_*`` parameters unused. Modelled plugins:
   NodeResourcesBalancedAllocation (v1.20: fractions of allocatable incl. the pod; 0 when either reaches 1; else

@@ -102,7 +102,8 @@ class SchedulerParams(Section):
         default="current",
         objects=["current", "v1.20"],
         label="Kubernetes version (kube mode)",
-        doc="Kube mode's scoring profile: 'current' scores with the weight_* parameters (current kube-scheduler formulas); "
+        doc="Kube mode's scoring profile: 'current' scores with the weight_* parameters (current kube-scheduler formulas, "
+        "BalancedAllocation on the change in balance, v1.36); "
         "'v1.20' is kube-scheduler v1.20.2's default profile (its plugins, weights and formulas; the weight_* parameters unused). "
         "Recorded in the placements table's mode column (kube-v1.20).",
     )

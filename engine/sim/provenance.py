@@ -1,7 +1,7 @@
 """Which plugins a run uses, as recordings keep them, and the check a replay makes against what is installed.
 
 A run uses a plugin when a selector of its extension point names it (``policy.kind``, ``fnN.scaler``, ``fnN.keep_alive``,
-``fnN.simulator``, ``scheduler.gpu_policy``, ``scheduler.extra_predicates``, ``cluster.topology``: in the scenario, at the end, or in any change) or, for a scheduler
+``fnN.simulator``, ``scheduler.gpu_policy``, ``scheduler.extra_predicates``, ``cluster.topology``, ``workload.pattern``, ``fnN.arrival``: in the scenario, at the end, or in any change) or, for a scheduler
 priority, when its weight is not 0. A recording keeps each one's name, point, module, version and source hash;
 a replay refuses in one line naming the plugin when it is not installed or its source differs.
 """
@@ -26,6 +26,8 @@ SELECTORS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("gpu_policies", ("scheduler",), "gpu_policy"),
     ("scheduler_predicates", ("scheduler",), "extra_predicates"),  # a list of names
     ("cluster_topologies", ("cluster",), "topology"),
+    ("request_generators", ("workload",), "pattern"),
+    ("request_generators", SLOT_KEYS, "arrival"),
 )
 
 

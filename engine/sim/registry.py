@@ -29,6 +29,7 @@ from engine.sim.run import RunParams
 from engine.sim.worldview import FUNCTIONS_VIEW, POD_VIEW, VM_VIEW, WorldView
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
+from engine.workload.generators import REQUEST_GENERATORS
 from engine.workload.params import WorkloadParams
 from engine.workload.traces.replay import check_files as check_workload_files
 
@@ -182,6 +183,7 @@ class _PluginTables(Mapping):
         "scheduler_predicates": PREDICATE_TABLE,
         "gpu_policies": GPU_POLICIES,
         "cluster_topologies": TOPOLOGY_TABLE,
+        "request_generators": REQUEST_GENERATORS,
     }
 
     def __init__(self) -> None:
@@ -214,6 +216,7 @@ POINT_WORLDS: dict[str, tuple[str, ...]] = {
     "scheduler_predicates": ("vm", "functions", "pod"),
     "gpu_policies": ("vm", "functions", "pod"),
     "cluster_topologies": ("vm", "functions", "pod"),
+    "request_generators": ("vm", "functions"),
 }
 #: Plugin sections (added by registration) and the worlds that have them.
 PLUGIN_SECTION_WORLDS: dict[str, tuple[str, ...]] = {}

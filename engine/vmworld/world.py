@@ -58,7 +58,7 @@ class VMWorld:
         self.log = log
         run, workload = sections["run"], sections["workload"]
         self.jobs = JobFlow(
-            ArrivalStream(workload, stream("arrivals")), ServiceTimes(workload, stream("service")), record_jobs=run.record_jobs
+            ArrivalStream(workload, stream("arrivals"), sections), ServiceTimes(workload, stream("service")), record_jobs=run.record_jobs
         )
         self.placement: PlacementService | None = None
         if "cluster" in sections:

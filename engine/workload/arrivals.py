@@ -19,14 +19,18 @@ replays it as recorded; 0.5 keeps each arrival with probability 1/2; 2.5 doubles
 arrival once more with probability 1/2; a minute already begun keeps the multiple it started with).
 Past its end a trace stops, or starts over with ``trace_loop``. With ``trace_service`` the service
 times are drawn from the trace's durations instead (:class:`~engine.workload.service.ServiceTimes`).
+A pattern a plugin adds (:mod:`engine.workload.generators`) draws each window itself, from the same stream.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
+from engine.core.params import Section
+from engine.workload.generators import BUILTIN_PATTERNS, GuardedGenerator, make_generator
 from engine.workload.params import WorkloadParams
 from engine.workload.traces.model import Trace
 from engine.workload.traces.replay import TraceCursor, load_trace
@@ -80,15 +84,25 @@ def peak_multiplier(params: WorkloadParams) -> float:
 class ArrivalStream:
     """Arrival times in increasing order, generated window by window from the workload parameters."""
 
-    def __init__(self, params: WorkloadParams, rng: np.random.Generator):
+    def __init__(self, params: WorkloadParams, rng: np.random.Generator, sections: Mapping[str, Section] | None = None):
         self.params = params
         self.rng = rng
+        self.sections = sections or {}  # a plugin pattern's param section is read from here
+        self._generators: dict[str, GuardedGenerator] = {}  # plugin patterns built so far, by name
         self.window_end = 0.0  # arrivals are generated up to here
         self.generated = 0  # arrivals generated so far
         self._next_constant = None  # phase of the constant pattern across windows
         self._cursor: TraceCursor | None = None  # the trace pattern's place in its trace
         if params.pattern == "trace":
             self._trace_cursor()  # read the trace now: a bad file fails at construction, not mid-run
+        elif params.pattern not in BUILTIN_PATTERNS:
+            self._generator(params.pattern)  # a plugin that cannot be built fails now, too
+
+    def _generator(self, name: str) -> GuardedGenerator:
+        """The plugin pattern ``name``, built once (it keeps its own state across windows and pattern switches)."""
+        if name not in self._generators:
+            self._generators[name] = make_generator(name, self.sections)
+        return self._generators[name]
 
     def trace(self) -> Trace:
         """The trace the pattern replays (the trace pattern only)."""
@@ -125,6 +139,10 @@ class ArrivalStream:
             self.generated += len(times)
             return times
         rate = p.rate
+        if p.pattern not in BUILTIN_PATTERNS:  # a request generator plugin draws the window itself
+            times = self._generator(p.pattern).arrivals(t0, t1, rate, self.rng).tolist()
+            self.generated += len(times)
+            return times
         if rate <= 0.0:
             self._next_constant = None
             return []

@@ -10,11 +10,13 @@ import math
 import param
 
 from engine.core.params import ParamError, Section
+from engine.core.plugins import extend_selector
+from engine.workload.generators import BUILTIN_PATTERNS, REQUEST_GENERATORS
 
 #: Most arrivals per second any pattern may ask for (rate x its peak multiple): beyond it a window's draw cannot be held.
 MAX_RATE = 1_000_000.0
 
-WORKLOAD_PATTERNS = ["constant", "poisson", "diurnal", "steps", "bursts", "trace"]
+WORKLOAD_PATTERNS = list(BUILTIN_PATTERNS)  # request generator plugins join the selector when registered
 TRACE_FORMATS = ["azure2019", "azure2021", "openb"]
 
 
@@ -23,7 +25,12 @@ class WorkloadParams(Section):
 
     key = "workload"
 
-    pattern = param.Selector(default="poisson", objects=WORKLOAD_PATTERNS, label="Arrival pattern", doc="Arrival process.")
+    pattern = param.Selector(
+        default="poisson",
+        objects=WORKLOAD_PATTERNS,
+        label="Arrival pattern",
+        doc="Arrival process (request generator plugins, engine.plugins.register_request_generator, join the built-ins).",
+    )
     rate = param.Number(
         4.0,
         bounds=(0.0, 100000.0),
@@ -145,3 +152,6 @@ class WorkloadParams(Section):
                 "workload.burst_duration",
                 f"{self.burst_duration:g} exceeds burst_every ({self.burst_every:g}); allowed: <= burst_every",
             )
+
+
+REQUEST_GENERATORS.on_register(lambda name, plugin: extend_selector(WorkloadParams, "pattern", name))

@@ -14,7 +14,8 @@ One :class:`RequestStream` per function. Its rate at time ``t`` is ``rate`` time
 ``expovariate_arrival_profile``), ``constant`` (evenly spaced at the window's rate, the phase carried across
 windows: faas-sim's ``static_arrival_profile``) or ``trace`` (a replayed Azure Functions 2019/2021 trace through
 :class:`~engine.workload.traces.replay.TraceCursor`; ``rate`` then multiplies its intensity and the shapes are
-ignored). Windows of ``WINDOW`` simulated seconds are generated in order from the function's own stream, so the
+ignored), or a request generator plugin (:mod:`engine.workload.generators`: it draws each window itself from
+``rate``; the shapes are ignored). Windows of ``WINDOW`` simulated seconds are generated in order from the function's own stream, so the
 draws do not depend on how often the platform looks; a parameter change applies from the next window on.
 
 ``profile`` is any object with those attributes (a function's section, or a mirror of it).
@@ -23,11 +24,14 @@ draws do not depend on how often the platform looks; a parameter change applies 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from engine.core.params import Section
 from engine.workload.arrivals import WINDOW, burst_multiplier, diurnal_multiplier, step_multiplier
+from engine.workload.generators import GuardedGenerator, make_generator
 from engine.workload.traces.replay import TraceCursor, load_trace
 
 ARRIVALS = ("poisson", "constant", "trace")
@@ -56,9 +60,11 @@ def shape_peak(profile: Any) -> float:
 class RequestStream:
     """Arrival times of one function's requests, generated one window at a time."""
 
-    def __init__(self, profile: Any, rng: np.random.Generator):
+    def __init__(self, profile: Any, rng: np.random.Generator, sections: Mapping[str, Section] | None = None):
         self.profile = profile
         self.rng = rng
+        self.sections = sections or {}  # a plugin arrival's param section is read from here
+        self._generators: dict[str, GuardedGenerator] = {}  # plugin arrivals built so far, by name (this function's own)
         self.window_end = 0.0
         self.generated = 0
         self.walk = 1.0  # the random walk's multiple
@@ -66,6 +72,13 @@ class RequestStream:
         self._cursor: TraceCursor | None = None
         if profile.arrival == "trace":
             self._trace_cursor()  # read now: a bad file fails when the world is built
+        elif profile.arrival not in ARRIVALS:
+            self._generator(profile.arrival)  # a plugin that cannot be built fails now, too
+
+    def _generator(self, name: str) -> GuardedGenerator:
+        if name not in self._generators:
+            self._generators[name] = make_generator(name, self.sections)
+        return self._generators[name]
 
     def _trace_cursor(self) -> TraceCursor:
         p = self.profile
@@ -90,6 +103,10 @@ class RequestStream:
             a = cursor.pos
             pos = cursor.take(WINDOW * p.trace_speedup, p.trace_loop, p.rate, self.rng)
             times = np.clip(t0 + (pos - a) / p.trace_speedup, t0, np.nextafter(t1, t0)) if len(pos) else np.empty(0)
+            self.generated += len(times)
+            return times
+        if p.arrival not in ARRIVALS:  # a request generator plugin
+            times = self._generator(p.arrival).arrivals(t0, t1, p.rate, self.rng)
             self.generated += len(times)
             return times
         if p.walk_sigma > 0:  # one step per window, drawn whether or not the rate is zero (keeps the stream aligned)

@@ -29,6 +29,7 @@ print(json.dumps({
     "topology": list(__import__("engine.cluster.params", fromlist=["x"]).ClusterParams.param["topology"].objects),
     "predicates": list(__import__("engine.scheduling.priorities", fromlist=["x"]).PREDICATE_TABLE),
     "weight": SchedulerParams.param["weight_example_most_allocated"].default,
+    "pattern": list(__import__("engine.workload.params", fromlist=["x"]).WorkloadParams.param["pattern"].objects),
     "sections": [k for k in engine.Simulation("default").sections],
 }))
 """
@@ -45,6 +46,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
         ["function_simulators", "example_slow", module, version],
         ["gpu_policies", "ExampleFirstFit", module, version],
         ["keepalive_policies", "example_last_gap", module, version],
+        ["request_generators", "example_pulses", module, version],
         ["scaling_policies", "example_fixed", module, version],
         ["scheduler_predicates", "ExampleEvenNodes", module, version],
         ["scheduler_priorities", "example_most_allocated", module, version],
@@ -56,6 +58,7 @@ def test_every_point_lists_its_plugin_and_every_selector_offers_it(plugin_site, 
     assert got["gpu"][-1] == "ExampleFirstFit" and got["weight"] == 0.0
     assert got["predicates"] == ["ExampleEvenNodes"] and got["topology"][-1] == "example_two_regions"
     assert "example_fixed" in got["sections"]  # its param section, in the VM world
+    assert got["pattern"][-1] == "example_pulses" and "poisson" in got["pattern"] and "example_pulses" in got["sections"]
 
 
 def test_without_the_package_nothing_of_it_is_there(run_python):
@@ -212,3 +215,100 @@ def test_a_plugin_topology_builds_the_cluster_a_vm_run_places_on(plugin_site, ru
     assert nodes["region"].nunique() == 2 and int((~nodes["storage"]).sum()) == 6
     placed = pd.read_parquet(out_dir / "placements.parquet").query("action == 'bind'")
     assert len(placed) > 0 and set(placed["node"]) <= set(nodes["node"])
+
+
+def test_a_request_generator_plugin_drives_a_scenario_from_the_cli_and_is_recorded(plugin_site, run_python, tmp_path):
+    """The example package's arrival pattern (``workload.pattern=example_pulses``), its section set from the CLI: the
+    jobs arrive in pulses of ``example_pulses.size`` on top of Poisson arrivals at the workload's rate."""
+    out_dir = tmp_path / "pulses"
+    sets = ["--set", "workload.pattern=example_pulses", "--set", "example_pulses.size=40", "--set", "example_pulses.period=100"]
+    sets += ["--set", "workload.rate=0.5", "--set", "run.record_jobs=true"]
+    ran = run_python(["-m", "engine", "run", "default", *sets, "--until", "600", "--out", str(out_dir)], plugin_site)
+    assert ran.returncode == 0, ran.stderr
+    with zipfile.ZipFile(out_dir / "session.scalelab") as z:
+        manifest = json.loads(z.read("manifest.json"))
+    (recorded,) = manifest["plugins"]
+    assert recorded["name"] == "example_pulses" and recorded["point"] == "request_generators"
+    script = tmp_path / "arrivals.py"
+    script.write_text(
+        f"""
+import json
+from engine import Simulation, load_recording
+sim = Simulation(load_recording({str(out_dir / "session.scalelab")!r}).scenario, seed=1)
+jobs = sim.advance(600).frame("jobs")
+arrived = jobs["arrival"].round(6).value_counts()
+print(json.dumps({{"pulses": sorted(arrived[arrived >= 40].index.tolist()), "jobs": len(jobs)}}))
+"""
+    )
+    got = run_python([str(script)], plugin_site)
+    assert got.returncode == 0, got.stderr
+    result = json.loads(got.stdout)
+    assert result["pulses"] == [0.0, 100.0, 200.0, 300.0, 400.0, 500.0]  # every 100 s, from 0
+    assert 6 * 40 < result["jobs"]  # and the Poisson arrivals besides
+    replayed = run_python(["-m", "engine", "replay", str(out_dir / "session.scalelab")], plugin_site)
+    assert replayed.returncode == 0 and "reproduces" in replayed.stdout, replayed.stderr
+
+
+def test_a_request_generator_that_raises_or_answers_bad_times_is_one_line_naming_it(run_python, tmp_path):
+    script = tmp_path / "bad_generator.py"
+    script.write_text(
+        """
+from engine import Scenario, Simulation, load_scenario
+from engine.plugins import PluginError, register_request_generator
+
+class Raises:
+    name = "raises"
+    def arrivals(self, t0, t1, rate, rng):
+        raise RuntimeError("no trace here")
+
+class Late:
+    name = "late"
+    def arrivals(self, t0, t1, rate, rng):
+        return [t1 + 1.0]
+
+class NoArrivals:
+    name = "no_arrivals"
+
+for cls in (Raises, Late, NoArrivals):
+    try:
+        register_request_generator(cls)
+        d = load_scenario("default").to_dict()
+        d["workload"]["pattern"] = cls.name
+        Simulation(Scenario.from_dict(d), seed=1).advance(60)
+    except PluginError as e:
+        print(e)
+print("built-in", Simulation("default", seed=1).advance(60).summary()["jobs_completed"] >= 0)
+"""
+    )
+    out = run_python([str(script)], None)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "plugin 'raises' (request_generators): arrivals raised RuntimeError: no trace here"
+    assert lines[1].startswith("plugin 'late' (request_generators): arrivals(0, 10) returned [11.0]") and "allowed: sorted" in lines[1]
+    assert lines[2] == "plugin 'no_arrivals' (request_generators): missing method arrivals"
+    assert lines[3] == "built-in True" and len(lines) == 4
+
+
+def test_a_function_takes_its_requests_from_a_request_generator_plugin(plugin_site, run_python, tmp_path):
+    script = tmp_path / "function_pulses.py"
+    script.write_text(
+        """
+import json
+from engine import Scenario, Simulation, load_scenario
+d = load_scenario("faas-edge").to_dict()
+fn = next(k for k in d if k.startswith("fn"))
+d[fn].update(arrival="example_pulses", rate=0.0)
+d["example_pulses"] = {"size": 30, "period": 100.0}
+sim = Simulation(Scenario.from_dict(d), seed=3).advance(400)
+calls = sim.frame("invocations")
+mine = calls[calls["function"] == sim.sections[fn].label]
+per_time = mine["arrival"].round(6).value_counts().sort_index()
+print(json.dumps({"times": per_time.index.tolist(), "counts": per_time.tolist(), "plugins": [p["name"] for p in sim.plugins()]}))
+"""
+    )
+    out = run_python([str(script)], plugin_site)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert "example_pulses" in got["plugins"]
+    pulses = {t: n for t, n in zip(got["times"], got["counts"], strict=True) if t < 400}  # windows are drawn ahead
+    assert pulses == {0.0: 30, 100.0: 30, 200.0: 30, 300.0: 30}  # rate 0: the pulses alone, every 100 s

@@ -118,3 +118,64 @@ if __name__ == "__main__":
             if proc is not None:
                 proc.terminate()
                 proc.wait()
+
+
+#: A scaling policy module the script below edits between sweeps into one dataset.
+KEYED_POLICY = """
+from engine.plugins import ScalingVerdict
+
+
+class KeyedFixed:
+    name = "keyed_fixed"
+    seed_scale_in = False
+    workers = WORKERS
+
+    def decide(self, obs):
+        return ScalingVerdict.toward(obs, min(self.workers, obs.max_workers), reason="fixed")
+"""
+
+KEYED = """
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from engine import sweep
+from engine.plugins import register_scaling_policy
+from engine.runs.spec import sweep_from_dict
+from engine.runs.sweep import plan_sweep, run_key
+
+here = Path(sys.argv[1])
+sys.path.insert(0, str(here))
+sys.dont_write_bytecode = True  # each edit is read from its source
+rows = []
+for edit in ("2", "4  # edited", "2"):  # the class body changes, and with it the source hash
+    (here / "keyed_policy.py").write_text((here / "policy.txt").read_text().replace("WORKERS", edit))
+    name = "keyed_policy"
+    module = importlib.reload(sys.modules[name]) if name in sys.modules else importlib.import_module(name)
+    register_scaling_policy(module.KeyedFixed)
+    df = sweep("default", {"policy.kind": ["keyed_fixed", "hpa"]}, seeds=[1], until=600, out=here / "dataset",
+               kpis=["max_active_workers"])
+    rows.append(df[["policy.kind", "max_active_workers", "run_key"]].values.tolist())
+spec = sweep_from_dict({"name": "builtins", "scenario": "default", "parameters": {"policy.kind": ["hpa"]}, "seeds": [1],
+                        "until": 600})
+(task,) = plan_sweep(spec).tasks
+print(json.dumps({"rows": rows, "builtin_key": task.key, "plain_key": run_key(task.scenario, 1, 600.0)}))
+"""
+
+
+def test_a_changed_plugin_is_run_again_not_served_from_the_dataset(run_python, tmp_path):
+    """The run key hashes the plugins a run uses (name, module, version, source hash): a plugin whose source changed
+    between two sweeps into one dataset is run again; its first source again finds its kept row; a run of built-ins
+    only keeps the key it always had."""
+    (tmp_path / "policy.txt").write_text(KEYED_POLICY)
+    script = tmp_path / "keyed.py"
+    script.write_text(KEYED)
+    out = run_python([str(script), str(tmp_path)], None, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    (first, hpa1), (edited, hpa2), (back, hpa3) = got["rows"]
+    assert first[1] == 2 and edited[1] == 4  # the edited plugin ran again: its own answer, not the kept row
+    assert first[2] != edited[2] and back == first  # the first source's key and row again
+    assert hpa1 == hpa2 == hpa3  # the built-in's kept run, under the same key throughout
+    assert got["builtin_key"] == got["plain_key"]  # no plugins: the key datasets had before plugins were hashed

@@ -122,3 +122,28 @@ class FirstFit(GpuPolicy):
     def score(self, ctx):
         score = np.maximum(100.0 - np.arange(len(ctx.nodes)), 0.0)
         return score, score
+
+
+class PulseParams(Section):
+    """The pulse generator's tunables."""
+
+    key = "example_pulses"
+    period = param.Number(60.0, bounds=(10.0, 3600.0), label="Pulse period (s)", doc="Seconds from one pulse to the next.")
+    size = param.Integer(20, bounds=(0, 10000), label="Jobs per pulse", doc="Jobs that arrive together at each pulse.")
+
+
+class Pulses:
+    """Request generator: ``size`` jobs at once every ``period`` seconds, plus Poisson arrivals at the workload's rate."""
+
+    name = "example_pulses"
+    params = PulseParams
+
+    def __init__(self, section: PulseParams):
+        self.section = section
+
+    def arrivals(self, t0, t1, rate, rng):
+        period = self.section.period
+        first = math.ceil(t0 / period) * period
+        pulses = np.repeat(np.arange(first, t1, period), self.section.size)
+        steady = rng.uniform(t0, t1, int(rng.poisson(rate * (t1 - t0))))
+        return np.sort(np.concatenate([pulses, steady]))
