@@ -45,6 +45,34 @@ _STATUS = np.array(STATUSES, dtype=object)
 _REASON_OF = {code: i for i, code in enumerate(REASONS)}
 
 
+def response_percentiles(rep: np.ndarray, arr: np.ndarray, start: np.ndarray, exe: np.ndarray) -> tuple[float, float, float]:
+    """p50, p95, p99 of the served rows' responses, as ``np.percentile(response, [50, 95, 99])`` gives them.
+
+    A few rows (a sample's usual share) are sorted and interpolated in Python with numpy's arithmetic for its default
+    ``linear`` method (index ``(n - 1) q``, then ``a + (b - a) g``, or ``b - (b - a) (1 - g)`` from ``g >= 0.5``), so the
+    figures are the same to the last bit without numpy's fixed cost per call; many rows go to numpy.
+    """
+    if len(rep) > 256:
+        response = (start + exe - arr)[rep >= 0]
+        return tuple(np.percentile(response, [50, 95, 99]).tolist()) if len(response) else (math.nan,) * 3  # type: ignore[return-value]
+    values = sorted([s + e - a for r, a, s, e in zip(rep.tolist(), arr.tolist(), start.tolist(), exe.tolist(), strict=True) if r >= 0])
+    n = len(values)
+    if not n:
+        return (math.nan,) * 3  # type: ignore[return-value]
+    out = []
+    for q in (0.5, 0.95, 0.99):
+        index = (n - 1) * q
+        if index >= n - 1:
+            out.append(values[-1])
+            continue
+        lo = math.floor(index)
+        g = index - lo
+        a, b = values[lo], values[lo + 1]
+        d = b - a
+        out.append(b - d * (1 - g) if g >= 0.5 else a + d * g)
+    return out[0], out[1], out[2]
+
+
 class FunctionWorld:
     """Function deployments behind a gateway, placed by the shared scheduler, scaled per function."""
 
@@ -206,12 +234,13 @@ class FunctionWorld:
         flow = self.flow
         util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns}
         for rt in flow.functions:
-            rep, arr, start, exe = rt.flush()
-            served = rep >= 0
-            response = (start + exe - arr)[served]
-            p50, p95, p99 = np.percentile(response, [50, 95, 99]).tolist() if len(response) else (math.nan,) * 3
+            if rt.c_rep:  # rows since the last sample: their response percentiles
+                rep, arr, start, exe = rt.flush()
+                p50, p95, p99 = response_percentiles(rep, arr, start, exe)
+            else:  # a quiet function: nothing to flush, no percentiles
+                p50 = p95 = p99 = math.nan
             live = rt.live()
-            in_flight = sum(r.unfinished(now) for r in live)
+            in_flight = sum(r.unfinished(now) for r in live if r.last_end > now)  # all ended by now: nothing unfinished
             states = {"pending": 0, "starting": 0, "running": 0, "draining": 0}
             for r in live:
                 key = "pending" if r.state in ("conceived", "pending") else r.state
@@ -263,7 +292,7 @@ class FunctionWorld:
                 continue
             span = max(now - max(t0, r.placed_at), 1e-9)
             busy = r.busy_seconds(t0, now) / span
-            cores = self.flow.cpu_cores(r, t0, now)
+            cores = self.flow.cores_when_busy(r, busy)  # what cpu_cores(r, t0, now) gives, busy computed once
             node_cores = cluster.cpu_capacity[r.node_index] / 1000.0
             _, gpu, ram = r.resources
             request = rt.spec.cpu_millis / 1000.0
