@@ -20,7 +20,7 @@ from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
 from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
-from engine.core.params import ParamError, Section
+from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.recorder import Recorder
 from engine.faas.flow import REASONS, FunctionRuntime, RequestFlow
@@ -102,6 +102,8 @@ class FunctionWorld:
         recorder.provide_columns(INVOCATIONS, self.invocation_columns)
         for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
             recorder.declare(spec)
+        self._sample_row = recorder.appender("function_samples")  # positional, in FUNCTION_SAMPLES's column order
+        self._run = Mirror(run)  # sample_interval, read every sample
         self._sampled_generated = {rt.key: 0 for rt in self.flow.functions}
         self._last_sample = 0.0
         self._max_running = {rt.key: 0 for rt in self.flow.functions}
@@ -221,8 +223,8 @@ class FunctionWorld:
                 flow.scale_to(rt, verdict.desired, now, rt.spec.scaler, verdict.reason)
 
     def _sampling(self):
-        env, run = self.env, self.sections["run"]
-        record = self.sections["faas"]
+        env, run = self.env, self._run
+        record = self.flow.faas
         while True:
             yield env.timeout(run.sample_interval)
             now = env.now
@@ -232,53 +234,67 @@ class FunctionWorld:
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow
-        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns}
+        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns} if utilization else {}
+        add = self._sample_row
+        forget = now - max(flow.faas.metrics_window, interval)
+        rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
         for rt in flow.functions:
             if rt.c_rep:  # rows since the last sample: their response percentiles
                 rep, arr, start, exe = rt.flush()
                 p50, p95, p99 = response_percentiles(rep, arr, start, exe)
             else:  # a quiet function: nothing to flush, no percentiles
                 p50 = p95 = p99 = math.nan
-            live = rt.live()
-            in_flight = sum(r.unfinished(now) for r in live if r.last_end > now)  # all ended by now: nothing unfinished
-            states = {"pending": 0, "starting": 0, "running": 0, "draining": 0}
-            for r in live:
-                key = "pending" if r.state in ("conceived", "pending") else r.state
-                if key in states:
-                    states[key] += 1
-            self._max_running[rt.key] = max(self._max_running[rt.key], states["running"])
+            # one pass over the replicas: in flight, by state, lifetimes so far (summed by sum(), as before: compensated)
+            in_flight = pending = starting = running = draining = 0
+            lifetimes = []
+            for r in rt.replicas.values():
+                state = r.state
+                if state == "running":
+                    running += 1
+                elif state == "starting":
+                    starting += 1
+                elif state == "draining":
+                    draining += 1
+                elif state in ("conceived", "pending"):
+                    pending += 1
+                if r.last_end > now:  # all ended by now: nothing unfinished
+                    in_flight += r.unfinished(now)
+                if r.placed_at is not None:
+                    lifetimes.append(now - r.placed_at)
+                if len(r.starts) > 4096:
+                    r.trim(forget)
+            if running > self._max_running[rt.key]:
+                self._max_running[rt.key] = running
             generated = rt.generated
             arrivals = generated - self._sampled_generated[rt.key]
             self._sampled_generated[rt.key] = generated
-            cold = len(rt.cold) - rt.interval_cold
-            rt.interval_cold = len(rt.cold)
-            self.recorder.append(
-                "function_samples",
-                {
-                    "time": now,
-                    "function": rt.name,
-                    "generated": generated,
-                    "completed": rt.dispatched - in_flight,
-                    "in_flight": in_flight,
-                    "queued": rt.waiting,
-                    "rejected": rt.rejected,
-                    "arrivals": arrivals,
-                    "rps": arrivals / interval if interval > 0 else math.nan,
-                    "cold_starts": cold,
-                    "response_p50": p50,
-                    "response_p95": p95,
-                    "response_p99": p99,
-                    "replicas_pending": states["pending"],
-                    "replicas_starting": states["starting"],
-                    "replicas_running": states["running"],
-                    "replicas_draining": states["draining"],
-                    "replica_seconds": self.replica_seconds(rt, now),
-                },
+            ncold = len(rt.cold)
+            cold = ncold - rt.interval_cold
+            rt.interval_cold = ncold
+            add(
+                (
+                    now,
+                    rt.name,
+                    generated,
+                    rt.dispatched - in_flight,
+                    in_flight,
+                    rt.waiting,
+                    rt.rejected,
+                    arrivals,
+                    rps_of(arrivals),
+                    cold,
+                    p50,
+                    p95,
+                    p99,
+                    pending,
+                    starting,
+                    running,
+                    draining,
+                    rt.replica_seconds_done + sum(lifetimes),
+                )
             )
             if utilization:
                 self._utilization_rows(rt, now, interval, util)
-            for r in live:
-                r.trim(now - max(flow.faas.metrics_window, interval))
         if utilization:
             self._node_rows(now, util)
             if util["time"]:
