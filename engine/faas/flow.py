@@ -58,6 +58,7 @@ from engine.workload.requests import RequestStream
 
 INF = math.inf
 BATCH = 256  # execution draws per replica at a time
+TAIL = 4096  # request rows kept as Python lists before they move to a numpy chunk
 DATA_BUCKET = "fn-data"
 #: Rejection codes in the replica column (>= 0 is the replica that served the request).
 QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
@@ -224,6 +225,7 @@ class FunctionRuntime:
         self.outstanding: dict[int, int] = {}  # least_outstanding: unfinished requests per ready replica
         self.lor_heap: list[tuple[float, int]] = []  # (end, replica) of dispatched requests, least_outstanding only
         self.interval_rows = 0  # rows when the last sample was taken
+        self.sampled = 0  # rows of the tail lists a sample has already covered (the tail is flushed every TAIL rows)
         self.interval_cold = 0
         self.exec_recent: deque[float] = deque(maxlen=64)
 
@@ -271,6 +273,7 @@ class FunctionRuntime:
                 merged = tuple(np.concatenate([c[i] for c in self.chunks]) for i in range(4))
                 self.chunks = [merged]  # type: ignore[list-item]
         self.c_rep, self.c_arr, self.c_start, self.c_exec = [], [], [], []
+        self.sampled = 0
         return chunk
 
     def stored_bytes(self) -> int:

@@ -23,7 +23,7 @@ from engine.core.events import EventLog
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.recorder import Recorder
-from engine.faas.flow import REASONS, FunctionRuntime, RequestFlow
+from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
@@ -45,29 +45,32 @@ _STATUS = np.array(STATUSES, dtype=object)
 _REASON_OF = {code: i for i, code in enumerate(REASONS)}
 
 
-def response_percentiles(rep: np.ndarray, arr: np.ndarray, start: np.ndarray, exe: np.ndarray) -> tuple[float, float, float]:
-    """p50, p95, p99 of the served rows' responses, as ``np.percentile(response, [50, 95, 99])`` gives them.
+def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int = 0) -> tuple[float, float, float]:
+    """p50, p95, p99 of the responses of the served rows ``lo:`` of the tail lists, as ``np.percentile(response,
+    [50, 95, 99])`` gives them.
 
     A few rows (a sample's usual share) are sorted and interpolated in Python with numpy's arithmetic for its default
     ``linear`` method (index ``(n - 1) q``, then ``a + (b - a) g``, or ``b - (b - a) (1 - g)`` from ``g >= 0.5``), so the
     figures are the same to the last bit without numpy's fixed cost per call; many rows go to numpy.
     """
-    if len(rep) > 256:
-        response = (start + exe - arr)[rep >= 0]
-        return tuple(np.percentile(response, [50, 95, 99]).tolist()) if len(response) else (math.nan,) * 3  # type: ignore[return-value]
-    values = sorted([s + e - a for r, a, s, e in zip(rep.tolist(), arr.tolist(), start.tolist(), exe.tolist(), strict=True) if r >= 0])
+    nan3 = (math.nan, math.nan, math.nan)
+    if len(rep) - lo > 256:
+        r, a, s, e = (np.asarray(c[lo:], dtype=np.float64) for c in (rep, arr, start, exe))
+        response = (s + e - a)[r >= 0]
+        return tuple(np.percentile(response, [50, 95, 99]).tolist()) if len(response) else nan3  # type: ignore[return-value]
+    values = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
     n = len(values)
     if not n:
-        return (math.nan,) * 3  # type: ignore[return-value]
+        return nan3
     out = []
     for q in (0.5, 0.95, 0.99):
         index = (n - 1) * q
         if index >= n - 1:
             out.append(values[-1])
             continue
-        lo = math.floor(index)
-        g = index - lo
-        a, b = values[lo], values[lo + 1]
+        k = math.floor(index)
+        g = index - k
+        a, b = values[k], values[k + 1]
         d = b - a
         out.append(b - d * (1 - g) if g >= 0.5 else a + d * g)
     return out[0], out[1], out[2]
@@ -239,10 +242,14 @@ class FunctionWorld:
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
         for rt in flow.functions:
-            if rt.c_rep:  # rows since the last sample: their response percentiles
-                rep, arr, start, exe = rt.flush()
-                p50, p95, p99 = response_percentiles(rep, arr, start, exe)
-            else:  # a quiet function: nothing to flush, no percentiles
+            tail, lo = rt.c_rep, rt.sampled
+            if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
+                p50, p95, p99 = response_percentiles(tail, rt.c_arr, rt.c_start, rt.c_exec, lo)
+                if len(tail) >= TAIL:
+                    rt.flush()
+                else:
+                    rt.sampled = len(tail)
+            else:  # a quiet function: no percentiles
                 p50 = p95 = p99 = math.nan
             # one pass over the replicas: in flight, by state, lifetimes so far (summed by sum(), as before: compensated)
             in_flight = pending = starting = running = draining = 0
