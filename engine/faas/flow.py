@@ -940,7 +940,7 @@ class RequestFlow:
     def cores_when_busy(self, r: Replica, busy: float) -> float:
         """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
         share = r.resources[0]
-        cores = self.placement.cluster.cpu_capacity[r.node_index] / 1000.0
+        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
         return min(cores, busy * (share * cores if share >= 0 else 1.0))  # no more than the node has
 
     def _cpu_request_share(self, r: Replica, t0: float, t1: float) -> float:

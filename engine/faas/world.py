@@ -316,7 +316,7 @@ class FunctionWorld:
             span = max(now - max(t0, r.placed_at), 1e-9)
             busy = r.busy_seconds(t0, now) / span
             cores = self.flow.cores_when_busy(r, busy)  # what cpu_cores(r, t0, now) gives, busy computed once
-            node_cores = cluster.cpu_capacity[r.node_index] / 1000.0
+            node_cores = int(cluster.cpu_capacity[r.node_index]) / 1000.0  # plain numbers: numpy scalars cost per operation
             _, gpu, ram = r.resources
             request = rt.spec.cpu_millis / 1000.0
             memory_request = rt.spec.memory_mib * 2**20
@@ -345,8 +345,9 @@ class FunctionWorld:
         for node in sorted(per):
             cpu, memory, gpu, busy = per[node]
             i = cluster.index[node]
-            allocated = (cluster.cpu_capacity[i] - cluster.cpu_free[i]) / 1000.0
-            cores = cpu * cluster.cpu_capacity[i] / 1000.0
+            capacity = int(cluster.cpu_capacity[i])
+            allocated = (capacity - int(cluster.cpu_free[i])) / 1000.0
+            cores = cpu * capacity / 1000.0
             util["time"].append(now)
             util["scope"].append("node")
             util["node"].append(node)
