@@ -67,6 +67,30 @@ REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_
 Stream = Callable[[str], np.random.Generator]
 
 
+def _numpy_sum(d: list[float]) -> float:
+    """``float(np.sum(d))`` for 8..128 values, in numpy's order (eight running sums, combined pairwise, then the rest).
+
+    numpy's sum of up to 128 contiguous doubles is that unrolled loop; repeating it in Python gives the same bits
+    without the cost of making arrays of a few dozen values (checked against numpy on 100,000 random lists).
+    """
+    n = len(d)
+    r0, r1, r2, r3, r4, r5, r6, r7 = d[0:8]
+    m = n - n % 8
+    for i in range(8, m, 8):
+        r0 += d[i]
+        r1 += d[i + 1]
+        r2 += d[i + 2]
+        r3 += d[i + 3]
+        r4 += d[i + 4]
+        r5 += d[i + 5]
+        r6 += d[i + 6]
+        r7 += d[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(m, n):
+        res += d[i]
+    return 0.0 + res
+
+
 class Replica:
     """One replica (an instance): where it runs, its worker threads, what it served recently."""
 
@@ -154,8 +178,8 @@ class Replica:
     def busy_seconds(self, t0: float, t1: float) -> float:
         """Request-seconds in service within [t0, t1].
 
-        Nothing ended after ``t0``: 0 without a look. A few requests: summed in Python, in numpy's order (its sum of
-        fewer than 8 values is a plain left-to-right loop), so the figure is the same to the last bit; more: numpy.
+        Nothing ended after ``t0``: 0 without a look. Up to 128 requests: summed in Python in numpy's order (fewer than
+        8 left to right, then :func:`_numpy_sum`), so the figure is the same to the last bit; more: numpy.
         """
         if self.last_end <= t0:
             return 0.0
@@ -164,15 +188,19 @@ class Replica:
         hi = bisect_left(starts, t1)
         if hi <= lo:
             return 0.0
+        ends = self.ends
         if hi - lo < 8:
             total = 0.0
-            ends = self.ends
             for i in range(lo, hi):
                 e, s = ends[i], starts[i]
                 d = (e if e < t1 else t1) - (s if s > t0 else t0)
                 if d > 0.0:
                     total += d
             return total
+        if hi - lo <= 128:
+            return _numpy_sum(
+                [max((e if e < t1 else t1) - (s if s > t0 else t0), 0.0) for s, e in zip(starts[lo:hi], ends[lo:hi], strict=True)]
+            )
         s = np.asarray(starts[lo:hi])
         e = np.asarray(self.ends[lo:hi])
         return float(np.clip(np.minimum(e, t1) - np.maximum(s, t0), 0.0, None).sum())
