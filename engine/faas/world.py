@@ -22,6 +22,7 @@ from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
+from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
 from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
@@ -47,33 +48,19 @@ _REASON_OF = {code: i for i, code in enumerate(REASONS)}
 
 def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int = 0) -> tuple[float, float, float]:
     """p50, p95, p99 of the responses of the served rows ``lo:`` of the tail lists, as ``np.percentile(response,
-    [50, 95, 99])`` gives them.
+    [50, 95, 99])`` gives them (:mod:`engine.core.quantiles`: the same bits without numpy's cost per call).
 
-    A few rows (a sample's usual share) are sorted and interpolated in Python with numpy's arithmetic for its default
-    ``linear`` method (index ``(n - 1) q``, then ``a + (b - a) g``, or ``b - (b - a) (1 - g)`` from ``g >= 0.5``), so the
-    figures are the same to the last bit without numpy's fixed cost per call; many rows go to numpy.
+    A sample's usual share of rows is sorted in Python; many rows go to numpy arrays first.
     """
-    nan3 = (math.nan, math.nan, math.nan)
     if len(rep) - lo > 256:
         r, a, s, e = (np.asarray(c[lo:], dtype=np.float64) for c in (rep, arr, start, exe))
-        response = (s + e - a)[r >= 0]
-        return tuple(np.percentile(response, [50, 95, 99]).tolist()) if len(response) else nan3  # type: ignore[return-value]
-    values = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
-    n = len(values)
-    if not n:
-        return nan3
-    out = []
-    for q in (0.5, 0.95, 0.99):
-        index = (n - 1) * q
-        if index >= n - 1:
-            out.append(values[-1])
-            continue
-        k = math.floor(index)
-        g = index - k
-        a, b = values[k], values[k + 1]
-        d = b - a
-        out.append(b - d * (1 - g) if g >= 0.5 else a + d * g)
-    return out[0], out[1], out[2]
+        ordered = np.sort((s + e - a)[r >= 0]).tolist()
+    else:
+        ordered = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
+    if not ordered:
+        return (math.nan, math.nan, math.nan)
+    p50, p95, p99 = sorted_linear_percentiles(ordered, (50, 95, 99))
+    return p50, p95, p99
 
 
 class FunctionWorld:
