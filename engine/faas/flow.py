@@ -50,7 +50,7 @@ from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FRO
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
 from engine.faas.measured import Measurements
-from engine.faas.simulators import SIMULATORS, FunctionSimulator
+from engine.faas.simulators import SIMULATORS, FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
 from engine.faas.traces import load_function_trace
 from engine.scheduling.service import Placement, PlacementService
@@ -65,6 +65,8 @@ QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
 REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_NODE: "no_node"}
 
 Stream = Callable[[str], np.random.Generator]
+#: Built-in simulators whose can_run depends only on (device, image) and the measurements: their answers are kept.
+_FIXED_CAN_RUN = (MeasuredSimulator, FixedSimulator, TraceSimulator)
 
 
 def _numpy_sum(d: list[float]) -> float:
@@ -332,6 +334,7 @@ class RequestFlow:
         self.node_speed = cluster.speed
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
+        self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self.next_id = 0
         self.by_id: dict[int, Replica] = {}  # every replica ever (the frames name their nodes)
         requests_seed = int(stream("requests").integers(2**63))
@@ -386,7 +389,11 @@ class RequestFlow:
         if spec.data_out_mib > 0:
             labels[SENDS_TO] = f"{DATA_BUCKET}/{rt.key}-out"
         archs = tuple(sorted(self.m.image_sizes.get(image, {})))
-        devices = tuple(sorted({str(d) for d in self.devices if rt.sim.can_run(str(d), image)}))
+        devices = self._runs_on.get((rt.sim, image))
+        if devices is None:
+            devices = tuple(sorted({str(d) for d in self.devices if rt.sim.can_run(str(d), image)}))
+            if type(rt.sim) in _FIXED_CAN_RUN:  # a plugin's can_run may read live parameters: asked every time
+                self._runs_on[(rt.sim, image)] = devices
         memory = int((rt.trace.memory_mib if rt.trace is not None and rt.trace.memory_mib else spec.memory_mib) * MiB)
         return Pod(
             name=f"{rt.name}-{rid}",
