@@ -15,7 +15,12 @@ import numpy as np
 
 def linear_percentiles(values: np.ndarray, percents: Sequence[float]) -> list[float]:
     """``numpy.percentile(values, percents).tolist()`` for a non-empty array of finite numbers."""
-    ordered = np.sort(values)
+    return sorted_linear_percentiles(np.sort(values).tolist(), percents)
+
+
+def sorted_linear_percentiles(ordered: Sequence[float], percents: Sequence[float]) -> list[float]:
+    """:func:`linear_percentiles` of values already in ascending order (non-empty, finite): a few values sorted in
+    Python need no array at all."""
     n = len(ordered)
     out = []
     for p in percents:

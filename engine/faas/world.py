@@ -20,10 +20,11 @@ from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
 from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
 from engine.core.events import EventLog
-from engine.core.params import ParamError, Section
+from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
+from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
-from engine.faas.flow import REASONS, FunctionRuntime, RequestFlow
+from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
@@ -43,6 +44,23 @@ FAULT_KINDS: dict[str, str] = {
 Stream = Callable[[str], np.random.Generator]
 _STATUS = np.array(STATUSES, dtype=object)
 _REASON_OF = {code: i for i, code in enumerate(REASONS)}
+
+
+def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int = 0) -> tuple[float, float, float]:
+    """p50, p95, p99 of the responses of the served rows ``lo:`` of the tail lists, as ``np.percentile(response,
+    [50, 95, 99])`` gives them (:mod:`engine.core.quantiles`: the same bits without numpy's cost per call).
+
+    A sample's usual share of rows is sorted in Python; many rows go to numpy arrays first.
+    """
+    if len(rep) - lo > 256:
+        r, a, s, e = (np.asarray(c[lo:], dtype=np.float64) for c in (rep, arr, start, exe))
+        ordered = np.sort((s + e - a)[r >= 0]).tolist()
+    else:
+        ordered = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
+    if not ordered:
+        return (math.nan, math.nan, math.nan)
+    p50, p95, p99 = sorted_linear_percentiles(ordered, (50, 95, 99))
+    return p50, p95, p99
 
 
 class FunctionWorld:
@@ -74,6 +92,8 @@ class FunctionWorld:
         recorder.provide_columns(INVOCATIONS, self.invocation_columns)
         for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
             recorder.declare(spec)
+        self._sample_row = recorder.appender("function_samples")  # positional, in FUNCTION_SAMPLES's column order
+        self._run = Mirror(run)  # sample_interval, read every sample
         self._sampled_generated = {rt.key: 0 for rt in self.flow.functions}
         self._last_sample = 0.0
         self._max_running = {rt.key: 0 for rt in self.flow.functions}
@@ -193,8 +213,8 @@ class FunctionWorld:
                 flow.scale_to(rt, verdict.desired, now, rt.spec.scaler, verdict.reason)
 
     def _sampling(self):
-        env, run = self.env, self.sections["run"]
-        record = self.sections["faas"]
+        env, run = self.env, self._run
+        record = self.flow.faas
         while True:
             yield env.timeout(run.sample_interval)
             now = env.now
@@ -204,52 +224,71 @@ class FunctionWorld:
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow
-        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns}
+        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns} if utilization else {}
+        add = self._sample_row
+        forget = now - max(flow.faas.metrics_window, interval)
+        rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
         for rt in flow.functions:
-            rep, arr, start, exe = rt.flush()
-            served = rep >= 0
-            response = (start + exe - arr)[served]
-            p50, p95, p99 = np.percentile(response, [50, 95, 99]).tolist() if len(response) else (math.nan,) * 3
-            live = rt.live()
-            in_flight = sum(r.unfinished(now) for r in live)
-            states = {"pending": 0, "starting": 0, "running": 0, "draining": 0}
-            for r in live:
-                key = "pending" if r.state in ("conceived", "pending") else r.state
-                if key in states:
-                    states[key] += 1
-            self._max_running[rt.key] = max(self._max_running[rt.key], states["running"])
+            tail, lo = rt.c_rep, rt.sampled
+            if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
+                p50, p95, p99 = response_percentiles(tail, rt.c_arr, rt.c_start, rt.c_exec, lo)
+                if len(tail) >= TAIL:
+                    rt.flush()
+                else:
+                    rt.sampled = len(tail)
+            else:  # a quiet function: no percentiles
+                p50 = p95 = p99 = math.nan
+            # one pass over the replicas: in flight, by state, lifetimes so far (summed by sum(), as before: compensated)
+            in_flight = pending = starting = running = draining = 0
+            lifetimes = []
+            for r in rt.replicas.values():
+                state = r.state
+                if state == "running":
+                    running += 1
+                elif state == "starting":
+                    starting += 1
+                elif state == "draining":
+                    draining += 1
+                elif state in ("conceived", "pending"):
+                    pending += 1
+                if r.last_end > now:  # all ended by now: nothing unfinished
+                    in_flight += r.unfinished(now)
+                if r.placed_at is not None:
+                    lifetimes.append(now - r.placed_at)
+                if len(r.starts) > 4096:
+                    r.trim(forget)
+            if running > self._max_running[rt.key]:
+                self._max_running[rt.key] = running
             generated = rt.generated
             arrivals = generated - self._sampled_generated[rt.key]
             self._sampled_generated[rt.key] = generated
-            cold = len(rt.cold) - rt.interval_cold
-            rt.interval_cold = len(rt.cold)
-            self.recorder.append(
-                "function_samples",
-                {
-                    "time": now,
-                    "function": rt.name,
-                    "generated": generated,
-                    "completed": rt.dispatched - in_flight,
-                    "in_flight": in_flight,
-                    "queued": rt.waiting,
-                    "rejected": rt.rejected,
-                    "arrivals": arrivals,
-                    "rps": arrivals / interval if interval > 0 else math.nan,
-                    "cold_starts": cold,
-                    "response_p50": p50,
-                    "response_p95": p95,
-                    "response_p99": p99,
-                    "replicas_pending": states["pending"],
-                    "replicas_starting": states["starting"],
-                    "replicas_running": states["running"],
-                    "replicas_draining": states["draining"],
-                    "replica_seconds": self.replica_seconds(rt, now),
-                },
+            ncold = len(rt.cold)
+            cold = ncold - rt.interval_cold
+            rt.interval_cold = ncold
+            add(
+                (
+                    now,
+                    rt.name,
+                    generated,
+                    rt.dispatched - in_flight,
+                    in_flight,
+                    rt.waiting,
+                    rt.rejected,
+                    arrivals,
+                    rps_of(arrivals),
+                    cold,
+                    p50,
+                    p95,
+                    p99,
+                    pending,
+                    starting,
+                    running,
+                    draining,
+                    rt.replica_seconds_done + sum(lifetimes),
+                )
             )
             if utilization:
                 self._utilization_rows(rt, now, interval, util)
-            for r in live:
-                r.trim(now - max(flow.faas.metrics_window, interval))
         if utilization:
             self._node_rows(now, util)
             if util["time"]:
@@ -263,8 +302,8 @@ class FunctionWorld:
                 continue
             span = max(now - max(t0, r.placed_at), 1e-9)
             busy = r.busy_seconds(t0, now) / span
-            cores = self.flow.cpu_cores(r, t0, now)
-            node_cores = cluster.cpu_capacity[r.node_index] / 1000.0
+            cores = self.flow.cores_when_busy(r, busy)  # what cpu_cores(r, t0, now) gives, busy computed once
+            node_cores = int(cluster.cpu_capacity[r.node_index]) / 1000.0  # plain numbers: numpy scalars cost per operation
             _, gpu, ram = r.resources
             request = rt.spec.cpu_millis / 1000.0
             memory_request = rt.spec.memory_mib * 2**20
@@ -293,8 +332,9 @@ class FunctionWorld:
         for node in sorted(per):
             cpu, memory, gpu, busy = per[node]
             i = cluster.index[node]
-            allocated = (cluster.cpu_capacity[i] - cluster.cpu_free[i]) / 1000.0
-            cores = cpu * cluster.cpu_capacity[i] / 1000.0
+            capacity = int(cluster.cpu_capacity[i])
+            allocated = (capacity - int(cluster.cpu_free[i])) / 1000.0
+            cores = cpu * capacity / 1000.0
             util["time"].append(now)
             util["scope"].append("node")
             util["node"].append(node)

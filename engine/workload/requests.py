@@ -35,6 +35,8 @@ from engine.workload.generators import GuardedGenerator, make_generator
 from engine.workload.traces.replay import TraceCursor, load_trace
 
 ARRIVALS = ("poisson", "constant", "trace")
+_NONE = np.empty(0)
+_NONE.flags.writeable = False
 
 
 def shape_multiplier(profile: Any, t: np.ndarray) -> np.ndarray:
@@ -126,9 +128,16 @@ class RequestStream:
             times = nxt + gap * np.arange(n)
             self._next_constant = nxt + gap * n
         else:
-            peak = base * shape_peak(p)
+            plain = p.diurnal_amplitude <= 0 and not p.steps and p.burst_factor == 1.0
+            peak = base if plain else base * shape_peak(p)  # shape_peak is exactly 1.0 without shapes
             n = int(self.rng.poisson(peak * WINDOW))
+            if n == 0:  # a quiet window: uniform(.., 0) draws nothing, so nothing else to do
+                return _NONE
             cand = np.sort(self.rng.uniform(t0, t1, n))
+            if plain:  # every candidate is kept (u x peak <= base for u < 1), but the draws keep the stream aligned
+                self.rng.uniform(0.0, 1.0, n)
+                self.generated += n
+                return cand
             keep = self.rng.uniform(0.0, 1.0, n) * peak <= base * shape_multiplier(p, cand)
             times = cand[keep]
         self.generated += len(times)

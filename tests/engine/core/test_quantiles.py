@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.core.quantiles import linear_percentiles
+from engine.core.quantiles import linear_percentiles, sorted_linear_percentiles
 
 samples = st.one_of(
     st.lists(st.floats(0.0, 1e6, allow_nan=False), min_size=1, max_size=400),
@@ -27,3 +27,10 @@ def test_same_numbers_as_numpy_percentile(values, qs):
 def test_the_sample_interval_case():
     waits = np.random.default_rng(3).exponential(4.0, 1000)
     assert linear_percentiles(waits, [50, 95, 99]) == np.percentile(waits, [50, 95, 99]).tolist()
+
+
+@given(values=samples, qs=percents)
+def test_sorted_lists_give_the_same_numbers(values, qs):
+    expected = np.percentile(np.asarray(values, dtype=float), qs).tolist()
+    got = sorted_linear_percentiles(sorted(values), qs)
+    assert [x.hex() for x in got] == [float(x).hex() for x in expected]
