@@ -90,7 +90,8 @@ class VMWorld:
 
     def settle(self, now: float) -> None:
         """Commit every job that starts before ``now``: the jobs table is complete at the end of every advance,
-        whatever is read (the summary and the tables only read)."""
+        whatever is read (the summary and the tables only read); the heartbeats due before ``now`` are sent."""
+        self.daemons.sync(now)
         self.jobs.settle(now)
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
