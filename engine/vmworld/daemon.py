@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 import numpy as np
 import simpy
@@ -63,8 +63,15 @@ class HeartbeatChannel:
         return self._draws[i]
 
     def lost(self, sent: float) -> bool:
-        """Is a heartbeat sent at ``sent`` lost (an outage, or a random loss)?"""
-        return sent < self.outage_until or self._uniform() < self.p.heartbeat_loss
+        """Is a heartbeat sent at ``sent`` lost (an outage, or a random loss)? (:meth:`_uniform` inlined: one per beat.)"""
+        if sent < self.outage_until:
+            return True
+        i = self._next
+        if i >= len(self._draws):
+            self._draws = self.rng.random(self.DRAWS).tolist()
+            i = 0
+        self._next = i + 1
+        return self._draws[i] < self.p.heartbeat_loss
 
     def command_lost(self) -> bool:
         """Is the next app command datagram (sent now) lost?"""
@@ -240,13 +247,14 @@ class AppDaemons:
         channel = self.channel
         p = self.p
         while due and due[0][0] < t:
-            sent, _, vm, epoch = heappop(due)
+            sent, _, vm, epoch = due[0]
             if vm.epoch != epoch or vm.state is not VMState.ACTIVE or not vm.alive or vm.app is None:
+                heappop(due)  # its life ended: no more beats
                 continue
             if not channel.lost(sent):
                 channel.deliver(vm, self._beat(vm, sent))
             self._order += 1
-            heappush(due, (sent + max(0.0, p.heartbeat_interval), self._order, vm, epoch))
+            heapreplace(due, (sent + max(0.0, p.heartbeat_interval), self._order, vm, epoch))
         jobs.checkpoint = due[0][0] if due else math.inf
 
     def _beat(self, vm: VM, now: float) -> Heartbeat:

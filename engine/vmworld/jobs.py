@@ -115,7 +115,7 @@ class JobFlow:
         # nothing can start: no job is ready by t, or no thread is free by t
         if (requeued[0][0] if requeued else buf[bi] if bi < nbuf else t + 1.0) > t or (heap[0][0] > t and heap[0][2].accepting):
             return
-        waits = self.waits
+        wait = self.waits.append
         rows = self.rows
         service = self.service
         sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
@@ -150,7 +150,7 @@ class JobFlow:
             started += 1
             w.busy_time += s
             w.jobs += 1
-            waits.append(start - arrival)
+            wait(start - arrival)
             if rows is not None:
                 th.row = len(rows)
                 rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
@@ -183,7 +183,7 @@ class JobFlow:
                 bi += 1
                 w.busy_time += s
                 w.jobs += 1
-                waits.append(start - arrival)
+                wait(start - arrival)
                 if rows is not None:
                     th.row = len(rows)
                     rows.append([base + bi - 1, arrival, start, end, w.vm_id, False, math.nan])
