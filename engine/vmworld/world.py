@@ -155,7 +155,7 @@ class VMWorld:
     # -- processes --------------------------------------------------------------------------------------
     def _decisions(self):
         env = self.env
-        params = self.sections["autoscaler"]
+        params = self.controller.params  # a Mirror: plain values, kept current
         while True:
             yield env.timeout(params.DECISION_INTERVAL)
             now = env.now
@@ -174,8 +174,8 @@ class VMWorld:
 
     def _sampling(self):
         env = self.env
-        run = self.sections["run"]
-        auto = self.sections["autoscaler"]
+        run = Mirror(self.sections["run"])  # plain values, kept current: read every sample
+        auto = self.controller.params
         jobs = self.jobs
         while True:
             yield env.timeout(run.sample_interval)
