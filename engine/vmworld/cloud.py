@@ -48,6 +48,7 @@ class VMCloud:
         self.log = log
         self.placement = placement
         self.vms: dict[int, VM] = {}  # listed VMs in the cloud's order
+        self._listing: dict[int, VMInfo] = {}  # their rows of the VM list, in the same order, replaced on a state change
         self.gone: dict[int, VM] = {}  # deleted VMs
         self._next_id = 0
         self._billed = 0.0  # closed billing spans, seconds
@@ -70,17 +71,20 @@ class VMCloud:
     def _set_state(self, vm: VM, state: VMState, reason: str = "", node: str | None = None) -> None:
         self._bill(vm, state not in (VMState.SUSPENDED, VMState.FAILED))
         vm.state = state
+        if vm.id in self._listing:
+            self._listing[vm.id] = VMInfo(vm.id, vm.type, state, vm.address)
         self.log("vm", vm=vm.id, vm_type=vm.type.value, command=state.value, reason=reason, node=node)
 
     # -- the Cloud protocol ----------------------------------------------------------------------------
     def list_vms(self) -> list[VMInfo]:
-        return [VMInfo(vm.id, vm.type, vm.state, vm.address) for vm in self.vms.values()]
+        return list(self._listing.values())  # kept current by every state change: read every controller round
 
     def create(self, vm_type: VMType, now: float, rule: str) -> int:
         vm_id = self._next_id
         self._next_id += 1
         vm = VM(vm_id, vm_type, now)
         self.vms[vm_id] = vm
+        self._listing[vm_id] = VMInfo(vm_id, vm_type, vm.state, vm.address)
         self._bill(vm, True)
         self.log("command", vm=vm_id, vm_type=vm_type.value, command=CommandKind.CREATE.value, rule=rule)
         if vm_type is VMType.WORKER and self.placement is not None:
@@ -159,6 +163,7 @@ class VMCloud:
         self._bill(vm, False)
         vm.state = VMState.DELETED
         del self.vms[vm.id]
+        del self._listing[vm.id]
         self.gone[vm.id] = vm
         self.daemons.channel.drop(vm)
         if self.placement is not None and vm.type is VMType.WORKER:

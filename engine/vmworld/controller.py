@@ -117,6 +117,8 @@ class ControlRound:
 
 _DRAIN_STATES = (AppState.RUNNING, AppState.SHUTTING_DOWN)
 _BOOTING_STATES = (VMState.INIT, VMState.PENDING)
+_LEAVING = (CommandKind.SHUTDOWN, CommandKind.SUSPEND)
+_STARTING = (CommandKind.CREATE, CommandKind.RESUME)
 
 
 class VMController:
@@ -317,6 +319,9 @@ class VMController:
         table: dict[int, Command | None] = {}
         loads: list[float] = []
         for vm in self._vms:
+            if vm.state is VMState.SUSPENDED:  # no command (what _next_command says): most VMs of a scaled-in fleet
+                table[vm.id] = None
+                continue
             command, load = self._next_command(vm, now)
             table[vm.id] = command
             if load is not None:
@@ -372,18 +377,20 @@ class VMController:
         pending = starting = 0
         total_time = 0.0
         total_threads = 0
+        hb = self._hb
         for vm in self._vms:
             if vm.type != VMType.WORKER:
                 continue
             command = table[vm.id]
             deleting = command is not None and command.kind == CommandKind.DELETE
             last = self._last[vm.id][1]
-            leaving = last in (CommandKind.SHUTDOWN, CommandKind.SUSPEND)
-            if last in (CommandKind.CREATE, CommandKind.RESUME):
+            leaving = last in _LEAVING
+            if last in _STARTING:
                 starting += 1
             if deleting:
                 continue
-            newest = self._newest(vm.id)
+            buffer = hb.get(vm.id)
+            newest = buffer[-1] if buffer else None  # _newest, inlined: per worker per round
             if vm.state == VMState.ACTIVE and newest is not None and newest.app_state == AppState.RUNNING:
                 active.append(vm.id)
                 total_time += newest.avg_time

@@ -10,6 +10,10 @@ current time, and the end of every ``advance(t)`` commits every job that starts 
 (:meth:`JobFlow.known_arrivals`) never changes the state. The result is the same as one simpy event per
 arrival and per completion, at a fraction of the cost.
 
+Readers that must see the queue as it was at their own, earlier time (the heartbeats, materialised lazily: see
+:mod:`engine.vmworld.daemon`) set :attr:`JobFlow.checkpoint`: a catch-up past it first calls
+:attr:`JobFlow.on_checkpoint` with its target time.
+
 The queue is durable (a broker-backed queue): it survives master restarts. While no master is
 running nothing is dispatched. Jobs in service on a worker that crashes, is deleted or suspended go
 back to the head of the queue, so no job is lost or served twice.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
 
 from engine.workload.arrivals import ArrivalStream
@@ -73,6 +78,8 @@ class JobFlow:
         self.waits: list[float] = []  # waits of jobs started since the last :meth:`take_waits`
         self.now = 0.0
         self.rows: list[list] | None = [] if record_jobs else None
+        self.checkpoint = math.inf  # a catch-up past this time first calls on_checkpoint(t)
+        self.on_checkpoint: Callable[[float], None] | None = None
 
     # -- time ------------------------------------------------------------------------------
     def _generate_upto(self, t: float) -> None:
@@ -92,6 +99,8 @@ class JobFlow:
 
     def catch_up(self, t: float) -> None:
         """Commit every job that starts at or before ``t``."""
+        if t > self.checkpoint:
+            self.on_checkpoint(t)
         if self.arrivals.window_end <= t:
             self._generate_upto(t)
         if t > self.now:
@@ -106,7 +115,7 @@ class JobFlow:
         # nothing can start: no job is ready by t, or no thread is free by t
         if (requeued[0][0] if requeued else buf[bi] if bi < nbuf else t + 1.0) > t or (heap[0][0] > t and heap[0][2].accepting):
             return
-        waits = self.waits
+        wait = self.waits.append
         rows = self.rows
         service = self.service
         sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
@@ -141,7 +150,7 @@ class JobFlow:
             started += 1
             w.busy_time += s
             w.jobs += 1
-            waits.append(start - arrival)
+            wait(start - arrival)
             if rows is not None:
                 th.row = len(rows)
                 rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
@@ -174,7 +183,7 @@ class JobFlow:
                 bi += 1
                 w.busy_time += s
                 w.jobs += 1
-                waits.append(start - arrival)
+                wait(start - arrival)
                 if rows is not None:
                     th.row = len(rows)
                     rows.append([base + bi - 1, arrival, start, end, w.vm_id, False, math.nan])

@@ -90,7 +90,8 @@ class VMWorld:
 
     def settle(self, now: float) -> None:
         """Commit every job that starts before ``now``: the jobs table is complete at the end of every advance,
-        whatever is read (the summary and the tables only read)."""
+        whatever is read (the summary and the tables only read); the heartbeats due before ``now`` are sent."""
+        self.daemons.sync(now)
         self.jobs.settle(now)
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
@@ -154,7 +155,7 @@ class VMWorld:
     # -- processes --------------------------------------------------------------------------------------
     def _decisions(self):
         env = self.env
-        params = self.sections["autoscaler"]
+        params = self.controller.params  # a Mirror: plain values, kept current
         while True:
             yield env.timeout(params.DECISION_INTERVAL)
             now = env.now
@@ -173,8 +174,8 @@ class VMWorld:
 
     def _sampling(self):
         env = self.env
-        run = self.sections["run"]
-        auto = self.sections["autoscaler"]
+        run = Mirror(self.sections["run"])  # plain values, kept current: read every sample
+        auto = self.controller.params
         jobs = self.jobs
         while True:
             yield env.timeout(run.sample_interval)
