@@ -52,18 +52,19 @@ class LiveControls:
         live = session.sim.sections
         order = [k for k, _, _ in SECTION_CARDS]
         keys = [k for k in order if k in live] + [k for k in live if k not in order]
-        fixed = set(session.fixed_sections())
+        fixed = set(session.fixed_sections())  # whole sections, or single "section.name" parameters
         keys = [k for k in keys if k not in NOT_LIVE | fixed and not is_function_slot(k) and (sections is None or k in sections)]
         titles = {k: (t, c) for k, t, c in SECTION_CARDS}
         self.sections: dict[str, SectionControls] = {}
         for key in keys:
-            self.sections[key] = SectionControls(live[key], session.apply, key, scope=scope, on_applied=self._applied)
+            exclude = tuple(name for name in live[key].values() if f"{key}.{name}" in fixed)
+            self.sections[key] = SectionControls(live[key], session.apply, key, exclude=exclude, scope=scope, on_applied=self._applied)
         self._on_applied = on_applied
         self.policy_key = "policy" if "policy" in self.sections else None
         self.policy_cards: dict[str, pn.Card] = {}
         self.cards: dict[str, pn.Card] = {}
         for key in keys:
-            title, collapsed = titles.get(key, (key.upper() if len(key) <= 4 else key.capitalize(), True))
+            title, collapsed = titles.get(key, (self._declared_title(key) or (key.upper() if len(key) <= 4 else key.capitalize()), True))
             if self.policy_key and key != self.policy_key and policies_reading(key) is not None:
                 # a policy's own section opens inside the policy card, right under the selector (built when first shown)
                 self.policy_cards[key] = self._card(key, f"{title} parameters", collapsed=False, visible=False)
@@ -85,11 +86,19 @@ class LiveControls:
         for key, ctl in self.sections.items():
             ctl.live = live[key]
             ctl.sync()
+            title = self._declared_title(key)
+            if title and key in self.cards:
+                self.cards[key].title = title  # a node group's card names the new run's group
         if "controller" in self.sections and self.sections["controller"].built:
             self._gate_extensions(self.sections["controller"])
         if self.policy_key:
             self._show_policy(live[self.policy_key].kind)
         return True
+
+    def _declared_title(self, key: str) -> str | None:
+        """The card title the run's world declares for section ``key`` (e.g. a node group's, with its name)."""
+        sim = self.session.sim
+        return self.session.view.section_title(key, sim.sections[key].values()) if sim is not None else None
 
     def _card(self, key: str, title: str, collapsed: bool, visible: bool = True) -> pn.Card:
         """A section's card; its controls are made when it is first opened (or shown), not before."""

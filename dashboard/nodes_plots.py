@@ -19,7 +19,10 @@ PLOT_HEIGHT = 240
 #: Marker of each decision rule drawn over the node counts (the others are not marked).
 RULE_MARKERS = {"scale_up": ("triangle", "#1a9850"), "scale_down": ("inverted_triangle", "#d73027"),
                 "scale_down_empty": ("inverted_triangle", "#fdae61"), "consolidate_delete": ("x", "#d73027"),
-                "consolidate_empty": ("x", "#fdae61"), "consolidate_replace": ("diamond", "#4575b4")}  # fmt: skip
+                "consolidate_empty": ("x", "#fdae61"), "consolidate_replace": ("diamond", "#4575b4"),
+                "group_changed": ("square", "#7b3294")}  # fmt: skip
+#: Decisions that say why pods wait for a node (drawn over the pending pods, the reason on hover).
+WAITING_RULES = {"scale_up": ("triangle", "#1a9850"), "no_scale_up": ("circle_x", "#d73027")}
 
 
 def nodes_frame(nodes_by_group: pd.DataFrame) -> pd.DataFrame:
@@ -51,13 +54,45 @@ def pending_frame(nodes_by_group: pd.DataFrame) -> pd.DataFrame:
     return nodes_by_group.groupby("time", sort=True)["pending_pods"].first().reset_index()
 
 
+def waiting_frame(decisions: pd.DataFrame | None) -> pd.DataFrame:
+    """The decisions that say why pods wait for a node (scale-ups and 'no group helps'): time, rule, pods, group, why."""
+    cols = ["time", "rule", "pods", "group", "why"]
+    if decisions is None or decisions.empty:
+        return pd.DataFrame({c: pd.Series(dtype=float if c in ("time", "pods") else str) for c in cols})
+    hit = decisions[decisions["rule"].isin(list(WAITING_RULES))]
+    return hit[cols].astype({"rule": str, "group": str, "why": str}).reset_index(drop=True)
+
+
+def totals(nodes_by_group: pd.DataFrame) -> dict[str, float]:
+    """The newest sample over all groups: nodes billed, booting, pods waiting, node-hours and cost so far."""
+    if nodes_by_group.empty:
+        return {"time": 0.0, "nodes": 0, "booting": 0, "pending_pods": 0, "node_hours": 0.0, "cost": 0.0}
+    last = nodes_by_group[nodes_by_group["time"] == nodes_by_group["time"].max()]
+    return {
+        "time": float(last["time"].iloc[0]),
+        "nodes": int(last["nodes"].sum()),
+        "booting": int(last["booting"].sum()),
+        "pending_pods": int(last["pending_pods"].iloc[0]),
+        "node_hours": float(last["node_hours"].sum()),
+        "cost": float(last["cost"].sum()),
+    }
+
+
 def nodes_plot(nodes_by_group: pd.DataFrame, decisions: pd.DataFrame | None = None) -> hv.Overlay:
-    """Nodes billed per group over time (booting + ready + draining, stepped), with the scale decisions marked."""
+    """Nodes billed per group over time (booting + ready + draining, stepped), each group's max_size dotted (it may
+    change live), with the scale decisions marked."""
     frame = nodes_by_group if not nodes_by_group.empty else pd.DataFrame({"time": [], "group": [], "nodes": []})
     curves = [
         hv.Curve(part, TIME, ("nodes", "nodes"), label=str(group)).opts(interpolation="steps-post", line_width=2)
         for group, part in frame.groupby("group", sort=True)
     ] or [hv.Curve([], TIME, "nodes")]
+    if "max_size" in frame.columns:
+        curves += [
+            hv.Curve(part, TIME, ("max_size", "nodes"), label=f"{group} max").opts(
+                interpolation="steps-post", line_width=1, line_dash="dotted", alpha=0.7
+            )
+            for group, part in frame.groupby("group", sort=True)
+        ]
     marks = []
     if decisions is not None and not decisions.empty:
         counts = frame.groupby("time")["nodes"].sum() if len(frame) else pd.Series(dtype=float)
@@ -80,11 +115,23 @@ def nodes_plot(nodes_by_group: pd.DataFrame, decisions: pd.DataFrame | None = No
     return hv.Overlay([*curves, *marks]).opts(height=PLOT_HEIGHT, responsive=True, title="Nodes by group", legend_position="top_left")
 
 
-def pending_plot(nodes_by_group: pd.DataFrame) -> hv.Curve:
-    """Pods waiting for a node over time."""
+def pending_plot(nodes_by_group: pd.DataFrame, decisions: pd.DataFrame | None = None) -> hv.Overlay:
+    """Pods waiting for a node over time, with the node autoscaler's answer marked: a scale-up, or no group that helps
+    (hover: why they wait, e.g. the predicates that reject them, and what was launched)."""
     frame = pending_frame(nodes_by_group)
-    return hv.Curve(frame, TIME, ("pending_pods", "pods pending")).opts(
-        interpolation="steps-post", height=PLOT_HEIGHT, responsive=True, color="#d73027", title="Pods waiting for a node", tools=["hover"]
+    curve = hv.Curve(frame, TIME, ("pending_pods", "pods pending"), label="waiting").opts(
+        interpolation="steps-post", color="#d73027", tools=["hover"]
+    )
+    waiting = waiting_frame(decisions)
+    marks = [
+        hv.Scatter(waiting[waiting["rule"] == rule], TIME, [("pods", "pods pending"), "group", "why"], label=rule).opts(
+            marker=marker, color=color, size=9, tools=["hover"]
+        )
+        for rule, (marker, color) in WAITING_RULES.items()
+        if (waiting["rule"] == rule).any()
+    ]
+    return hv.Overlay([curve, *marks]).opts(
+        height=PLOT_HEIGHT, responsive=True, title="Pods waiting for a node", legend_position="top_left"
     )
 
 
@@ -100,4 +147,4 @@ def cost_plot(nodes_by_group: pd.DataFrame) -> hv.Overlay:
 
 def nodes_layout(nodes_by_group: pd.DataFrame, decisions: pd.DataFrame | None = None) -> hv.Layout:
     """The three plots in one column: nodes by group, pods waiting, cost."""
-    return hv.Layout([nodes_plot(nodes_by_group, decisions), pending_plot(nodes_by_group), cost_plot(nodes_by_group)]).cols(1)
+    return hv.Layout([nodes_plot(nodes_by_group, decisions), pending_plot(nodes_by_group, decisions), cost_plot(nodes_by_group)]).cols(1)

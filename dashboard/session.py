@@ -203,7 +203,8 @@ class LiveSession(param.Parameterized):
         return None
 
     def fixed_sections(self) -> tuple[str, ...]:
-        """Sections this run's world reads once, when it is built (set in the scenario; not live controls)."""
+        """Sections (``key``) or single parameters (``key.name``) this run's world reads once, when it is built (set in the
+        scenario; not live controls)."""
         return tuple(WORLDS[self.world].fixed) if self.sim is not None else ()
 
     # -- reading ---------------------------------------------------------------------------------

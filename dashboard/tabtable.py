@@ -13,6 +13,7 @@ from dashboard.nodestab import NodesTab
 from dashboard.podview import PodTab
 from dashboard.sweeps import SweepsTab
 from dashboard.tabs import TabSpec
+from dashboard.whatiftab import WhatIfTab
 
 
 def _sweeps(ctx: AppContext) -> SweepsTab:
@@ -37,4 +38,5 @@ TABS: list[TabSpec] = [
     TabSpec("Branch", lambda ctx: ctx.parts["recordings"].branch_tab, applies=lambda s: s.branched_from is not None),
     TabSpec("Compare", CompareView),
     TabSpec("Sweeps", _sweeps, flush_every=1.0),
+    TabSpec("What-if", WhatIfTab),
 ]

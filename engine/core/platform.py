@@ -49,6 +49,11 @@ class Platform(Protocol):
         """Parameters changed live (already applied to the sections); react where needed."""
         ...
 
+    def check_live(self, key: str, trial: Any) -> None:
+        """A live change would make section ``key`` as ``trial`` (a checked copy): raise
+        :class:`~engine.core.params.ParamError` for what only the built world refuses (nothing is applied yet)."""
+        ...
+
     def inject(self, kind: str, args: Mapping[str, Any], cause: str, rng: np.random.Generator) -> FaultOutcome:
         """Apply a fault now; raise :class:`~engine.core.params.ParamError` for bad arguments."""
         ...

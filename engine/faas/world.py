@@ -133,6 +133,8 @@ class FunctionWorld:
     def params_changed(self, applied: Mapping[str, Any]) -> None:
         now = self.env.now
         self.flow.catch_up(now)
+        if self.nodescaling is not None:
+            self.nodescaling.params_changed(applied, now)
         for rt in self.flow.functions:
             names = {k.split(".", 1)[1] for k in applied if k.split(".", 1)[0] == rt.key}
             if not names:
@@ -143,6 +145,10 @@ class FunctionWorld:
                 self.flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
             elif names & {"max_replicas"} and len(rt.counted()) > rt.spec.max_replicas:
                 self.flow.scale_to(rt, rt.spec.max_replicas, now, "bounds", "max_replicas lowered")
+
+    def check_live(self, key: str, trial: Any) -> None:
+        if self.nodescaling is not None:
+            self.nodescaling.check_live(key, trial)
 
     def fault_targets(self, kind: str) -> list[int]:
         return []

@@ -78,7 +78,7 @@ class NodeAutoscaler:
         return max(room, 0)
 
     def _template(self, g: int) -> int:
-        return int(self.fleet.positions(self.fleet.of_group(g)[:1])[0])
+        return self.fleet.template(g)
 
     # -- scale-up -----------------------------------------------------------------------------------------
     def scale_up(self, now: float, pending: Sequence[Pod], why_pending: Callable[[], str] = lambda: "") -> list[Decision]:

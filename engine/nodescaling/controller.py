@@ -84,6 +84,7 @@ class NodeScaling:
         self.host = host
         cluster = self.cluster = placement.cluster
         groups = check_groups(sections)
+        self.slots = group_slots(sections)
         size = sum(g.max_size for g in groups)
         rng = stream("node_autoscaler")
         self.fleet = Fleet(groups, cluster, cluster.n - size, int(rng.integers(2**63)))
@@ -93,6 +94,38 @@ class NodeScaling:
         self._pending = 0
         self.evicted = 0
         self.counts = {"scale_up": 0, "scale_down": 0}
+
+    # -- live changes -------------------------------------------------------------------------------------
+    def check_live(self, key: str, trial: Section) -> None:
+        """A group's max_size may not go above the nodes made for it when the run was built."""
+        if key not in self.slots:
+            return
+        g = self.slots.index(key)
+        built = int(self.fleet.built[g])
+        if trial.max_size > built:
+            raise ParamError(
+                f"{key}.max_size",
+                f"{trial.max_size} is above the {built} nodes made for group {trial.group!r} when the run was built; "
+                f"allowed: at most {built} while it runs (a larger max_size in the scenario makes more)",
+            )
+
+    def params_changed(self, applied: Mapping[str, Any], now: float) -> None:
+        """Group changes: cost from now at the new price, new nodes of the new shape; min/max bound the next scans
+        (a max below the group's size stops its scale-ups, and its nodes go only as scale-down allows)."""
+        for g, key in enumerate(self.slots):
+            changed = {k.split(".", 1)[1]: v for k, v in applied.items() if k.split(".", 1)[0] == key}
+            if not changed:
+                continue
+            self.fleet.reprice(g, now)
+            self.fleet.reshape(g)
+            group = self.fleet.groups[g]
+            size = self.fleet.size(g)
+            note = ", ".join(f"{name} {value}" for name, value in changed.items())
+            if size > group.max_size:
+                note += f"; {size} nodes are above max_size: no scale-up, they go as scale-down allows"
+            elif size < group.min_size:
+                note += f"; {size} nodes are below min_size: no scale-down, scale-ups as pods need"
+            self._record(now, Decision("group_changed", group.group, 0, (), note))
 
     # -- running ------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -204,6 +237,7 @@ class NodeScaling:
             cpu = float(c.cpu_capacity[ready].sum())
             memory = float(c.memory_capacity[ready].sum())
             hours = f.billed_seconds(g, now) / 3600.0
+            cost = f.cost(g, now)
             self.recorder.append(
                 "nodes_by_group",
                 {
@@ -220,7 +254,7 @@ class NodeScaling:
                     "memory_requested": (memory - float(c.memory_free[ready].sum())) / memory if memory else np.nan,
                     "pending_pods": self._pending,
                     "node_hours": hours,
-                    "cost": hours * group.price_per_hour,
+                    "cost": cost,
                 },
             )
 
@@ -230,7 +264,7 @@ class NodeScaling:
         groups = {}
         for g, group in enumerate(f.groups):
             hours = f.billed_seconds(g, now) / 3600.0
-            groups[group.group] = {"node_hours": hours, "cost": hours * group.price_per_hour, "nodes_now": f.size(g)}
+            groups[group.group] = {"node_hours": hours, "cost": f.cost(g, now), "nodes_now": f.size(g)}
         return {
             "node_autoscaler": self.params.mode if self.params.enabled else "off",
             "node_hours": float(sum(v["node_hours"] for v in groups.values())),

@@ -1,6 +1,7 @@
 """Node groups as the cluster sees them: every node a group may have, made once, and the state each is in.
 
-A group's ``max_size`` nodes are appended to the cluster when the world is built (:func:`group_node_specs`);
+A group's ``max_size`` nodes are appended to the cluster when the world is built (:func:`group_node_specs`): a live
+``max_size`` stays at or below that count, and a live cpu or memory shapes the nodes launched after it (:meth:`Fleet.reshape`);
 a node that does not exist is ``absent`` (unschedulable, billed nothing). Launching a node makes it ``booting``
 (billed from then on) until its boot time has passed, then ``ready`` (schedulable); removing it makes it
 ``draining`` (cordoned, its pods moved by the scheduler) until it holds no pod, then ``absent`` again.
@@ -73,6 +74,11 @@ class Fleet:
         self.replaced_by = np.full(self.n, -1, dtype=np.int64)  # consolidation: the replacement launched for it
         self.node_seconds = np.zeros(len(sizes))  # billed node-seconds per group, of nodes already removed
         self.rngs = [np.random.default_rng([seed, i]) for i in range(len(sizes))]
+        self.built = np.array(sizes, dtype=np.int64)  # nodes made per group: a live max_size stays at or below
+        # money: billed at the price in force; a price change banks what was spent at the old one
+        self.price = np.array([g.price_per_hour for g in self.groups], dtype=float)
+        self.banked_cost = np.zeros(len(sizes))
+        self.banked_seconds = np.zeros(len(sizes))
 
     def positions(self, fleet_nodes: np.ndarray | Sequence[int]) -> np.ndarray:
         """Cluster positions of fleet nodes."""
@@ -99,9 +105,42 @@ class Fleet:
         live = (self.group == g) & (self.state != ABSENT)
         return float(self.node_seconds[g] + np.sum(now - self.launched_at[live]))
 
+    def cost(self, g: int, now: float) -> float:
+        """Money group ``g`` has cost up to ``now``: each node-second at the price in force when it was billed."""
+        return float(self.banked_cost[g] + (self.billed_seconds(g, now) - self.banked_seconds[g]) / 3600.0 * self.price[g])
+
+    def reprice(self, g: int, now: float) -> None:
+        """Group ``g``'s price may have changed: bank the cost so far at the old price; later seconds cost the new one."""
+        new = float(self.groups[g].price_per_hour)
+        if new != self.price[g]:
+            self.banked_cost[g] = self.cost(g, now)
+            self.banked_seconds[g] = self.billed_seconds(g, now)
+            self.price[g] = new
+
+    def reshape(self, g: int) -> None:
+        """The absent nodes of group ``g`` take its cpu and memory in force (the next launches: a new launch template;
+        nodes that exist keep theirs). An absent node is empty, so its free resources are its capacity."""
+        group = self.groups[g]
+        absent = self.positions(self.of_group(g, ABSENT))
+        c = self.cluster
+        for column, free, value in (
+            (c.cpu_capacity, c.cpu_free, group.cpu_millis),
+            (c.memory_capacity, c.memory_free, group.memory_mib * MiB),
+        ):
+            if len(absent) and (column[absent] != value).any():
+                column[absent] = value
+                free[absent] = value
+                c.version[absent] += 1  # free resources changed: scorers that cache per node look again
+
+    def template(self, g: int) -> int:
+        """The cluster position of a node as group ``g`` would launch it now (an absent one; else its first)."""
+        absent = self.of_group(g, ABSENT)
+        return int(self.positions(absent[:1] if len(absent) else self.of_group(g)[:1])[0])
+
     # -- transitions (the cluster's schedulable column follows the state) ----------------------------------
     def launch(self, g: int, count: int, now: float) -> list[int]:
         """Launch ``count`` absent nodes of group ``g`` (lowest first): booting from ``now``, each with its boot time drawn."""
+        self.reshape(g)
         nodes = self.of_group(g, ABSENT)[:count].tolist()
         for node in nodes:
             self.state[node] = BOOTING

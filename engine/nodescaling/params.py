@@ -2,8 +2,10 @@
 (``ng1`` .. ``ng4``).
 
 A node group is an instance type (cpu, memory, GPUs and their model, an hourly price) with a size range and a
-boot time drawn from a stated distribution. The groups are fixed for a run (their nodes are created with the
-cluster); the autoscaler's settings may change live and apply at its next scan.
+boot time drawn from a stated distribution. The autoscaler's settings may change live and apply at its next scan;
+so may a group's size range, price, boot time and cpu and memory (for the nodes launched after the change), while
+its name, instance type, GPUs, arch and initial size are fixed for a run (``slots.FIXED_GROUP_PARAMS``: its nodes
+are made with the cluster).
 """
 
 from __future__ import annotations
@@ -86,15 +88,29 @@ class NodeGroupParams(Section):
 
     group = param.String("general", doc="The group's name (node names are <group>-<n>; unique among the groups).")
     instance_type = param.String("m5.xlarge", doc="The instance type's name (the nodes' node_class label).")
-    cpu_millis = param.Integer(4000, bounds=(1, 1_000_000), doc="Allocatable cpu of one node, millicores.")
-    memory_mib = param.Integer(16384, bounds=(1, 16_777_216), doc="Allocatable memory of one node, MiB.")
+    cpu_millis = param.Integer(
+        4000, bounds=(1, 1_000_000), doc="Allocatable cpu of one node, millicores (live: of the nodes launched after)."
+    )
+    memory_mib = param.Integer(
+        16384, bounds=(1, 16_777_216), doc="Allocatable memory of one node, MiB (live: of the nodes launched after)."
+    )
     gpus = param.Integer(0, bounds=(0, 16), doc="GPU devices of one node.")
     gpu_model = param.String("", doc="The GPU model (nvidia.com/gpu.product label; empty without GPUs).")
     arch = param.Selector(default="amd64", objects=["amd64", "arm64"], doc="CPU architecture (beta.kubernetes.io/arch).")
-    price_per_hour = param.Number(0.192, bounds=(0.0, 1000.0), step=0.01, doc="What one node costs per hour it exists (launch to removal).")
-    min_size = param.Integer(0, bounds=(0, 1000), doc="Nodes the autoscaler never goes below.")
+    price_per_hour = param.Number(
+        0.192,
+        bounds=(0.0, 1000.0),
+        step=0.01,
+        doc="What one node costs per hour it exists (launch to removal); live: the hours from then on.",
+    )
+    min_size = param.Integer(
+        0, bounds=(0, 1000), doc="Nodes the autoscaler never scales down below (raised live above the size: no node is added for it)."
+    )
     max_size = param.Integer(
-        10, bounds=(0, 1000), doc="Nodes the autoscaler never goes above (the group's nodes are made once, with the run)."
+        10,
+        bounds=(0, 1000),
+        doc="Nodes the autoscaler never scales up above (the group's nodes are made once, with the run: live, at most the "
+        "scenario's value; lowered below the group's size, nodes go only as scale-down allows).",
     )
     initial_size = param.Integer(0, bounds=(0, 1000), doc="Nodes ready at time 0 (raised to min_size, capped at max_size).")
     priority = param.Integer(0, bounds=(-1000, 1000), doc="priority expander: higher is preferred.")

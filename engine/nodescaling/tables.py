@@ -21,13 +21,13 @@ NODES_BY_GROUP = table(
         ("memory_requested", "float64", "share of the ready nodes' memory the pods on them request (NaN: no ready node)"),
         ("pending_pods", "int64", "pods waiting for a node now, cluster-wide (the same on every group's row)"),
         ("node_hours", "float64", "node-hours billed so far (launch to removal)"),
-        ("cost", "float64", "node_hours x the group's price_per_hour"),
+        ("cost", "float64", "money billed so far: each node-hour at the group's price_per_hour in force then"),
     ],
 )
 
 NODE_DECISIONS = table(
     "node_decisions",
-    "One row per thing the node autoscaler decided or a node did: scale up, scale down, consolidate, ready, removed.",
+    "One row per thing the node autoscaler decided or a node did (scale up, scale down, consolidate, ready, removed), and per live change of a group.",
     [
         ("time", "float64", "simulated seconds"),
         ("mode", "string", "cluster_autoscaler | consolidation"),
@@ -35,7 +35,8 @@ NODE_DECISIONS = table(
             "rule",
             "string",
             "initial | scale_up | no_scale_up | scale_down | scale_down_empty | consolidate_empty | consolidate_delete | "
-            "consolidate_replace | consolidate_replace_drain | node_ready | node_removed",
+            "consolidate_replace | consolidate_replace_drain | node_ready | node_removed | group_changed (a live change of the "
+            "group's parameters)",
         ),
         ("group", "string", "node group ('' when none)"),
         ("count", "int64", "nodes launched, cordoned, ready or removed"),

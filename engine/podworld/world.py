@@ -198,7 +198,14 @@ class PodWorld:
         """Nothing to do: every event is applied when it happens."""
 
     def params_changed(self, applied: Mapping[str, Any]) -> None:
-        """Scheduler changes apply at the next placement (the pods section is fixed for a run: the registry says so)."""
+        """Scheduler changes apply at the next placement (the pods section is fixed for a run: the registry says so); node
+        group changes apply to the groups' next launches and to their cost from now on."""
+        if self.nodescaling is not None:
+            self.nodescaling.params_changed(applied, self.env.now)
+
+    def check_live(self, key: str, trial: Any) -> None:
+        if self.nodescaling is not None:
+            self.nodescaling.check_live(key, trial)
 
     def fault_targets(self, kind: str) -> list[int]:
         return []

@@ -22,7 +22,7 @@ from engine.cluster.topologies import TOPOLOGY_TABLE
 from engine.core.params import ParamError, Section
 from engine.core.plugins import PluginError, PluginTable
 from engine.faas.slots import SLOT_KEYS
-from engine.nodescaling.slots import GROUP_KEYS
+from engine.nodescaling.slots import FIXED_GROUP_KEYS, GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITY_TABLE
 from engine.sim.run import RunParams
@@ -91,12 +91,16 @@ class WorldEntry:
     optional: tuple[str, ...] = ()
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
-    fixed: tuple[str, ...] = ()  # sections read once, when the world is built: set in the scenario, never live
+    fixed: tuple[str, ...] = ()  # sections (or single ``section.name``s) read once, when the world is built: never live
     ui: WorldView | None = None  # what a user interface shows of it (KPIs, faults, tables, views): engine.sim.worldview
 
     @property
     def build(self) -> Callable[..., object]:
         return _resolve(self.build_ref)
+
+    def is_fixed(self, key: str) -> bool:
+        """Is parameter ``section.name`` (or a whole section, given its key) fixed for a run of this world?"""
+        return key in self.fixed or key.split(".", 1)[0] in self.fixed
 
 
 WORLDS: dict[str, WorldEntry] = {
@@ -113,7 +117,7 @@ WORLDS: dict[str, WorldEntry] = {
         (*SLOT_KEYS, "node_autoscaler", *GROUP_KEYS, "keepalive_hybrid"),
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
-        fixed=GROUP_KEYS,
+        fixed=FIXED_GROUP_KEYS,
         ui=FUNCTIONS_VIEW,
     ),
     "pod": WorldEntry(
@@ -121,7 +125,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "pods", "cluster", "scheduler"),
         ("node_autoscaler", *GROUP_KEYS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
-        fixed=("pods", *GROUP_KEYS),
+        fixed=("pods", *FIXED_GROUP_KEYS),
         ui=POD_VIEW,
     ),
 }

@@ -108,11 +108,11 @@ class Simulation:
         take effect at the next decision (controller), window (workload) or placement (scheduler), and are
         logged.
         """
-        fixed = WORLDS[self.sections["run"].world].fixed
+        world = WORLDS[self.sections["run"].world]
         for key in changes:
-            if key in _FIXED_PER_RUN or key.split(".", 1)[0] in fixed:
+            if key in _FIXED_PER_RUN or world.is_fixed(key):
                 raise ParamError(key, "is fixed for a run; allowed: set it in the scenario and reset")
-        applied = apply_checked(self.sections, changes, file_check=check_files)
+        applied = apply_checked(self.sections, changes, file_check=self._check_change)
         self.platform.params_changed(applied)
         if any(key.split(".", 1)[0] in ("faults", "function_faults") for key in applied):
             self.faults.schedule()  # times added live are scheduled; removing one does not cancel it
@@ -121,6 +121,11 @@ class Simulation:
         if applied:
             self.inputs.append({"time": self.now, "kind": "params", "changes": applied})
         return applied
+
+    def _check_change(self, key: str, trial: Section) -> None:
+        """A live change of section ``key`` as ``trial``: its files, then what only the built world can refuse."""
+        check_files(key, trial)
+        self.platform.check_live(key, trial)
 
     def inject(self, fault: str, **args: Any) -> dict[str, Any]:
         """Inject a fault now (``Simulation.fault_kinds`` lists them, e.g. ``master_crash``,

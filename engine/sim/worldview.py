@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.nodescaling.slots import GROUP_KEYS
+
 #: How a KPI summarises its column, from the rows recorded so far.
 KPI_SUMMARIES = {
     "last": "the newest row's value",
@@ -85,13 +87,25 @@ class WorldView:
     views: tuple[str, ...] = ()
     series: tuple[SeriesPlot, ...] = ()
     compare_sections: tuple[str, ...] = ()
+    #: Titles of sections' control cards, as format strings over the section's values (``"Node group {group}"``).
+    section_titles: tuple[tuple[str, str], ...] = ()
     doc: str = ""
 
     def kpi(self, key: str) -> Kpi:
         return next(k for k in self.kpis if k.key == key)
 
+    def section_title(self, key: str, values: dict) -> str | None:
+        """The card title of section ``key`` with ``values`` (None: the section has no declared title)."""
+        fmt = dict(self.section_titles).get(key)
+        return fmt.format(**values) if fmt is not None else None
+
 
 NODE_ARG = FaultArg("node", "Node (empty: the busiest)", kind="node")
+#: The node autoscaler's cards (function and pod worlds): the autoscaler, then one per node group, named by its group.
+NODE_TITLES = (
+    ("node_autoscaler", "Node autoscaler"),
+    *((key, "Node group {group} ({instance_type}, " + key + ")") for key in GROUP_KEYS),
+)
 
 VM_VIEW = WorldView(
     sample_table="samples",
@@ -131,6 +145,7 @@ FUNCTIONS_VIEW = WorldView(
     tables=("function_samples", "events", "nodes", "placements", "breakdowns"),
     views=("functions", "events", "placement"),
     compare_sections=("faas", "scheduler"),
+    section_titles=NODE_TITLES,
     doc="per-function rates, response percentiles, replicas by state, cold starts and the gateway queue",
 )
 
@@ -165,5 +180,6 @@ POD_VIEW = WorldView(
         SeriesPlot("devices", "GPU devices", "devices", "samples", (("gpus_idle", "idle"), ("gpus_shared", "shared")), fmt="d"),
     ),
     compare_sections=("scheduler",),
+    section_titles=NODE_TITLES,
     doc="GPU allocation and fragmentation over time, pods running and waiting, GPU devices in use per node",
 )

@@ -99,6 +99,9 @@ class VMWorld:
             # a new policy starts with empty windows; the VM lifecycle rules carry on unchanged
             self.controller.set_policy(make_policy(self.sections))
 
+    def check_live(self, key: str, trial: Any) -> None:
+        """Every live value its section allows applies here."""
+
     def fault_targets(self, kind: str) -> list[int]:
         if kind == "worker_crash":
             return [vm.id for vm in self.cloud.vms.values() if vm.type is VMType.WORKER and vm.alive and vm.state is VMState.ACTIVE]

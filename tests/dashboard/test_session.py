@@ -441,7 +441,7 @@ def test_a_row_added_to_the_tab_table_is_built_when_first_shown_and_fed_the_tabl
         tabtable.TABS.insert(before, TabSpec("Decisions", CountingTab, applies=lambda s: "decisions" in s.sim.tables))
         tabtable.TABS.append(TabSpec("Never", CountingTab, applies=lambda s: False))
         d = ticked(ui.Dashboard(plain), 3)
-        assert d.tabset.titles == ["Live", "Replay", "Decisions", "Compare", "Sweeps"]  # Placement and Branch do not apply
+        assert d.tabset.titles == ["Live", "Replay", "Decisions", "Compare", "Sweeps", "What-if"]  # Placement and Branch do not apply
         assert "Decisions" not in d.tab_views  # built when first shown, not before
         d.show_tab("Decisions")
         tab = d.tab_views["Decisions"]

@@ -1,4 +1,5 @@
-"""The node autoscaler in running worlds: pods wait for nodes, drains lose no pod, runs repeat whatever the chunks, bad input."""
+"""The node autoscaler in running worlds: pods wait for nodes, drains lose no pod, runs repeat whatever the chunks, bad input,
+live changes of the groups."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from engine.core.params import ParamError
 from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.simulation import Simulation
 
@@ -208,3 +210,104 @@ def test_a_live_change_applies_at_the_next_scan():
     assert not d[(d.time >= 1000) & d.rule.str.startswith("scale_down")].size
     events = sim.events()
     assert (events.command == "node_autoscaler.scale_down").any()
+
+
+# -- node groups changed while the run goes on: size range, price, shape of new nodes; recorded, replayed, chunk-independent
+def sizes(sim: Simulation, group: str) -> pd.DataFrame:
+    groups = sim.frame("nodes_by_group")
+    return groups[groups.group == group].set_index("time")
+
+
+def test_a_max_below_the_size_stops_scale_ups_and_nodes_go_only_by_scale_down(tmp_path: Path):
+    sim = Simulation(pod_world(tmp_path, PODS)).advance(100)
+    before = sizes(sim, "cpu").nodes.iloc[-1]
+    assert before >= 2  # the cpu group grew for the pending pods
+    sim.set_params({"ng1.max_size": 1})
+    sim.run()
+    d = sim.frame("node_decisions")
+    changed = d[d.rule == "group_changed"]
+    assert list(changed.time) == [100.0] and "max_size 1" in changed.why.iloc[0] and "no scale-up" in changed.why.iloc[0]
+    after = sizes(sim, "cpu").loc[100:]
+    assert (after.max_size == 1).all()
+    assert after.nodes.iloc[0] == before  # nothing is deleted at once
+    assert not ((d.time > 100) & (d.rule == "scale_up") & (d.group == "cpu")).any()
+    # every drop of the group's size after the change follows a scale-down decision of that group
+    cordoned = d[(d.time > 100) & (d.group == "cpu") & d.rule.str.startswith("scale_down")]
+    assert len(cordoned) >= before - 1
+    assert sizes(sim, "cpu").nodes.iloc[-1] <= 1
+    assert (sim.frame("pods").outcome == "completed").all()  # no pod lost on the way down
+    assert (sim.events().command == "ng1.max_size").any()
+
+
+def test_a_max_above_the_built_nodes_and_the_fixed_fields_are_refused_and_nothing_changes(tmp_path: Path):
+    sim = Simulation(pod_world(tmp_path, PODS)).advance(50)
+    with pytest.raises(ParamError, match=r"^ng1\.max_size: 5 is above the 4 nodes made for group 'cpu' when the run was built"):
+        sim.set_params({"ng1.max_size": 5, "ng1.price_per_hour": 9.0})
+    assert sim.sections["ng1"].max_size == 4 and sim.sections["ng1"].price_per_hour != 9.0
+    for key, value in (("ng1.group", "other"), ("ng2.gpus", 2), ("ng1.initial_size", 2), ("ng1.instance_type", "x")):
+        with pytest.raises(ParamError, match=rf"^{key.replace('.', '[.]')}: is fixed for a run"):
+            sim.set_params({key: value})
+    assert not sim.inputs
+
+
+def test_a_new_price_bills_the_hours_after_it(tmp_path: Path):
+    sim = Simulation(pod_world(tmp_path, PODS)).advance(300)
+    price = sim.sections["ng1"].price_per_hour
+    at_change = sim.summary()["node_groups"]["cpu"]
+    sim.set_params({"ng1.price_per_hour": 10 * price})
+    sim.advance(900)
+    later = sim.summary()["node_groups"]["cpu"]
+    assert later["cost"] - at_change["cost"] == pytest.approx((later["node_hours"] - at_change["node_hours"]) * 10 * price)
+    rows = sizes(sim, "cpu")
+    assert rows.cost.loc[:300].iloc[-1] == pytest.approx(rows.node_hours.loc[:300].iloc[-1] * price)
+
+
+def test_a_bigger_node_shape_applies_to_the_nodes_launched_after(tmp_path: Path):
+    small = Simulation(pod_world(tmp_path, PODS)).advance(60)
+    big = Simulation(pod_world(tmp_path, PODS))
+    big.set_params({"ng1.cpu_millis": 8000, "ng1.memory_mib": 16384})  # before the first scan: every cpu node is big
+    big.advance(60)
+    up = {name: s.frame("node_decisions").query("rule == 'scale_up' and group == 'cpu'").iloc[0] for name, s in (("s", small), ("b", big))}
+    assert up["b"]["count"] == 1 and up["s"]["count"] == 3  # five 1.5-cpu pods: on one 8-cpu node, or two per 4-cpu node
+    big.advance(200)
+    assert big.frame("pods").set_index("pod").bound_at[[f"c{i}" for i in range(1, 6)]].notna().all()
+
+
+def test_group_changes_replay_and_repeat_whatever_chunks(tmp_path: Path):
+    changes = [(100.0, {"ng1.max_size": 2, "ng1.price_per_hour": 0.5}), (700.0, {"ng1.max_size": 4, "ng1.boot_seconds": 20})]
+
+    late = [(f"late{i}", 3000, 1024, 0, 0, "", "LS", "Running", 1000, 1500) for i in range(2)]  # they need new nodes
+
+    def session(step: float) -> Simulation:
+        sim = Simulation(pod_world(tmp_path, [*PODS, *late]))
+        t = 0.0
+        for at, change in [*changes, (3000.0, None)]:
+            while t < at:
+                t = min(at, t + step)
+                sim.advance(t)
+            if change:
+                sim.set_params(change)
+        return sim
+
+    whole, chunked = session(5000.0), session(37.3)
+    replayed = Simulation.replay(whole.recording())
+    for name in ("nodes_by_group", "node_decisions", "placements", "samples"):
+        pd.testing.assert_frame_equal(chunked.frame(name), whole.frame(name), obj=name)
+        pd.testing.assert_frame_equal(replayed.frame(name), whole.frame(name), obj=name)
+    d = whole.frame("node_decisions")
+    assert list(d[d.rule == "group_changed"].time) == [100.0, 700.0]
+    ready = d[(d.rule == "node_ready") & (d.group == "cpu") & (d.time > 700)]
+    launched = d[(d.rule == "scale_up") & (d.group == "cpu") & (d.time > 700)]
+    assert len(launched) and ready.time.min() == launched.time.min() + 20  # launched after the change: the new (fixed) 20 s boot
+
+
+def test_the_function_scenario_takes_live_group_changes():
+    sim = Simulation(load_scenario("faas-node-autoscaler")).advance(600)
+    sim.set_params({"ng1.max_size": 2, "ng1.min_size": 0})  # as the load steps up: small may hold 2 nodes at most
+    sim.advance(2400)
+    groups = sim.frame("nodes_by_group")
+    small = groups[(groups.group == "small") & (groups.time > 600)]
+    assert (small.max_size == 2).all() and (small.nodes <= 2).all()
+    d = sim.frame("node_decisions")
+    assert ((d.time > 600) & (d.rule == "scale_up") & (d.group == "large")).any()  # the large group takes the rest
+    assert "capped by max_size" in d[(d.time > 600) & (d.rule == "scale_up") & (d.group == "small")].why.iloc[0]
