@@ -160,7 +160,8 @@ class ContainerRegistry:
 
     def index(self, image: str) -> int:
         """Index of an image (raises KeyError for an unknown one)."""
-        return self._index[normalize_image_name(image)]
+        idx = self._index.get(image)  # a pod's images are normalised already (normalising is idempotent)
+        return idx if idx is not None else self._index[normalize_image_name(image)]
 
     def __contains__(self, image: str) -> bool:
         return normalize_image_name(image) in self._index

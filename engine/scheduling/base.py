@@ -55,8 +55,8 @@ class ScoringContext:
         """(min, max) of ``values`` over the scored nodes (at least one is scored)."""
         if self.scored is None:
             return values.min(), values.max()
-        masked = np.where(self.scored, values, np.nan)  # fmin and fmax pass over NaN
-        return np.fmin.reduce(masked), np.fmax.reduce(masked)
+        scored = values[self.scored]
+        return scored.min(), scored.max()
 
 
 class Priority:

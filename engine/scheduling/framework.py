@@ -96,16 +96,17 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
 def last_in_scan(passes: np.ndarray, start: int) -> int:
     """The last passing node of a cyclic walk from ``start`` (at least one node passes)."""
     if start and passes[:start].any():
-        return start - 1 - int(np.argmax(passes[start - 1 :: -1]))
-    return len(passes) - 1 - int(np.argmax(passes[::-1]))
+        return start - 1 - int(passes[start - 1 :: -1].argmax())  # methods: np.argmax's dispatch costs more than it does
+    return len(passes) - 1 - int(passes[::-1].argmax())
 
 
 def first_best_from(total: np.ndarray, passes: np.ndarray, start: int) -> int:
     """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``."""
-    masked = np.where(passes, total, -np.inf)
-    pick = int(np.argmax(masked))
+    masked = np.array(total, dtype=np.float64)  # a copy, whatever the scores' type
+    np.putmask(masked, ~passes, -np.inf)
+    pick = int(masked.argmax())
     if pick < start:  # a tie at or after start comes first in the walk
-        later = start + int(np.argmax(masked[start:]))
+        later = start + int(masked[start:].argmax())
         if masked[later] == masked[pick]:
             pick = later
     return pick
@@ -147,8 +148,8 @@ class EveryNodeScores:
     """:class:`ScanScores` of a decision that scored every feasible node in cluster order: the scan-order arrays are
     gathered when first asked for (a breakdown, an explanation), not for every pod."""
 
-    def __init__(self, passes: np.ndarray, start: int, total: np.ndarray, priorities: list[PriorityResult]):
-        self._passes, self._start, self._total, self._priorities = passes, start, total, priorities
+    def __init__(self, passes: np.ndarray, start: int, total: np.ndarray, priorities: list[tuple[str, float, np.ndarray, np.ndarray]]):
+        self._passes, self._start, self._total, self._priorities = passes, start, total, priorities  # (name, weight, raw, score)
 
     @cached_property
     def nodes(self) -> np.ndarray:
@@ -161,7 +162,7 @@ class EveryNodeScores:
     @cached_property
     def priorities(self) -> list[PriorityResult]:
         nodes = self.nodes
-        return [PriorityResult(p.name, p.weight, p.raw[nodes], p.score[nodes]) for p in self._priorities]
+        return [PriorityResult(name, weight, raw[nodes], score[nodes]) for name, weight, raw, score in self._priorities]
 
 
 @dataclass
@@ -471,7 +472,7 @@ class Scheduler:
                 total = score if weight == 1.0 else weight * score  # the scan's ``weight * score + 0.0``, exactly
             else:
                 total = add_weighted(total, weight, score)
-            results.append(PriorityResult(priority.name, weight, raw, score))
+            results.append((priority.name, weight, raw, score))
         if total is None:
             total = np.zeros(cluster.n)
         node = first_best_from(total, passes, start)

@@ -6,29 +6,30 @@ import numpy as np
 
 from engine.scheduling.base import ScoringContext, skippy_min_max
 
-WALK = 16  # nodes tried from each end of the order before the bounds are taken over every scored node
+WALK = 16  # nodes holding the extreme values tried before the bounds are taken over every scored node
 
 
 class StaticColumn:
     """Values per node that do not change between pods (a data item's transfer seconds, capability label counts).
 
-    The nodes are kept in ascending order of value, so the bounds over the scored nodes are usually read at the
-    ends of the order rather than reduced over every node, and the min-max scores are kept per bounds. The values
-    and scores handed out are never changed.
+    The first nodes holding the smallest and the largest value are kept: when one of each is scored, those are the
+    bounds over the scored nodes, read without a pass over every node; the min-max scores are kept per bounds.
+    The values and scores handed out are never changed.
     """
 
-    __slots__ = ("values", "_order", "_scores")
+    __slots__ = ("values", "_lowest", "_highest", "_scores")
 
     def __init__(self, values: np.ndarray):
         self.values = values
-        self._order = np.argsort(values, kind="stable")
+        self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
+        self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
         self._scores: dict[tuple, np.ndarray] = {}
 
     def bounds(self, ctx: ScoringContext) -> tuple:
         """(min, max) of the values over the scored nodes of ``ctx`` (every node scored in cluster order)."""
-        scored, values, order = ctx.scored, self.values, self._order
-        lo = next((values[i] for i in order[:WALK].tolist() if scored[i]), None)
-        hi = next((values[i] for i in order[: -WALK - 1 : -1].tolist() if scored[i]), None)
+        scored, values = ctx.scored, self.values
+        lo = next((values[i] for i in self._lowest if scored[i]), None)
+        hi = next((values[i] for i in self._highest if scored[i]), None)
         return ctx.bounds(values) if lo is None or hi is None else (lo, hi)
 
     def min_max(self, bounds: tuple, inverse: bool) -> np.ndarray:
