@@ -34,7 +34,9 @@ Not modelled in kube mode: zone interleaving of the node list, parallel filterin
 topology spread, the TaintToleration and NodeAffinity scores (PreferNoSchedule, preferred affinity).
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
-of one node. Every decision can hand out its breakdown as a DataFrame.
+of one node. In Skippy mode, when every feasible node is scored, the priorities see every node in cluster order
+(:data:`~engine.scheduling.base.EVERY_NODE`, no gathers) and the scan order is built only for a breakdown
+(:mod:`.scan_order`). Every decision can hand out its breakdown as a DataFrame.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,12 +58,13 @@ from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, first_best_from, last_in_scan, scan
 from engine.scheduling.scoring import add_weighted, first_best
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings"]
+__all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,78 +93,6 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
         return max(int(n * p / 100), 100)
     p_int = percentage if percentage > 0 else max(50 - n // 125, 5)
     return max(n * p_int // 100, 100)
-
-
-def last_in_scan(passes: np.ndarray, start: int) -> int:
-    """The last passing node of a cyclic walk from ``start`` (at least one node passes)."""
-    if start and passes[:start].any():
-        return start - 1 - int(passes[start - 1 :: -1].argmax())  # methods: np.argmax's dispatch costs more than it does
-    return len(passes) - 1 - int(passes[::-1].argmax())
-
-
-def first_best_from(total: np.ndarray, passes: np.ndarray, start: int) -> int:
-    """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``."""
-    masked = np.array(total, dtype=np.float64)  # a copy, whatever the scores' type
-    np.putmask(masked, ~passes, -np.inf)
-    pick = int(masked.argmax())
-    if pick < start:  # a tie at or after start comes first in the walk
-        later = start + int(masked[start:].argmax())
-        if masked[later] == masked[pick]:
-            pick = later
-    return pick
-
-
-def scan(passes: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
-    """Walk the nodes cyclically from ``start``; return the first ``k`` that pass and how many nodes were visited."""
-    n = len(passes)
-    if start == 0:
-        found = np.flatnonzero(passes)
-    else:
-        found = np.concatenate((np.flatnonzero(passes[start:]) + start, np.flatnonzero(passes[:start])))
-    if len(found) > k:
-        found = found[:k]
-        return found, int((found[-1] - start) % n) + 1
-    return found, n
-
-
-@dataclass
-class PriorityResult:
-    """One priority's view of one decision: raw values and scores of the scored nodes, and its weight."""
-
-    name: str
-    weight: float
-    raw: np.ndarray
-    score: np.ndarray
-
-
-@dataclass
-class ScanScores:
-    """The scored nodes in scan order, their weighted totals and each priority's result over them."""
-
-    nodes: np.ndarray
-    total: np.ndarray
-    priorities: list[PriorityResult]
-
-
-class EveryNodeScores:
-    """:class:`ScanScores` of a decision that scored every feasible node in cluster order: the scan-order arrays are
-    gathered when first asked for (a breakdown, an explanation), not for every pod."""
-
-    def __init__(self, passes: np.ndarray, start: int, total: np.ndarray, priorities: list[tuple[str, float, np.ndarray, np.ndarray]]):
-        self._passes, self._start, self._total, self._priorities = passes, start, total, priorities  # (name, weight, raw, score)
-
-    @cached_property
-    def nodes(self) -> np.ndarray:
-        return scan(self._passes, self._start, len(self._passes))[0]
-
-    @cached_property
-    def total(self) -> np.ndarray:
-        return self._total[self.nodes]
-
-    @cached_property
-    def priorities(self) -> list[PriorityResult]:
-        nodes = self.nodes
-        return [PriorityResult(name, weight, raw[nodes], score[nodes]) for name, weight, raw, score in self._priorities]
 
 
 @dataclass
