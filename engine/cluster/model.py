@@ -160,7 +160,8 @@ class ContainerRegistry:
 
     def index(self, image: str) -> int:
         """Index of an image (raises KeyError for an unknown one)."""
-        return self._index[normalize_image_name(image)]
+        idx = self._index.get(image)  # a pod's images are normalised already (normalising is idempotent)
+        return idx if idx is not None else self._index[normalize_image_name(image)]
 
     def __contains__(self, image: str) -> bool:
         return normalize_image_name(image) in self._index
@@ -367,7 +368,8 @@ class Cluster:
         column = self.image_size_column(image)
         kept = self._missing_rows.get(image)
         if kept is None or kept[0] is not self.image_cached or kept[1] is not column:
-            row = np.where(self.image_cached[image], 0, column) if column.min() >= 0 else None
+            # float bytes (whole, exact): dividing by the float bandwidths then casts nothing
+            row = np.where(self.image_cached[image], 0.0, column.astype(np.float64)) if column.min() >= 0 else None
             kept = self._missing_rows[image] = (self.image_cached, column, row)
         return kept[2]
 
@@ -405,7 +407,7 @@ class Cluster:
         return self._bucket_bw[key]
 
     def bucket_seconds(self, bucket: str, size: float, down: bool, slowest: bool, truncate: bool) -> np.ndarray:
-        """Per node, ``size`` bytes over :meth:`bucket_bandwidth` in seconds (truncated to whole seconds if asked), 0 on
+        """Per node, ``size`` bytes over :meth:`bucket_bandwidth` in seconds (truncated to whole seconds, as floats, if asked), 0 on
         the bucket's own nodes; cached per item size until the bucket or the bandwidths change."""
         bandwidth, hosts = self.bucket_bandwidth(bucket, down=down, slowest=slowest), self.in_bucket(bucket)
         key = (bucket, size, down, slowest, truncate)
@@ -413,7 +415,7 @@ class Cluster:
         if kept is None or kept[0] is not bandwidth or kept[1] is not hosts:
             seconds = size / bandwidth
             seconds[hosts] = 0.0
-            kept = self._bucket_seconds[key] = (bandwidth, hosts, seconds.astype(np.int64) if truncate else seconds)
+            kept = self._bucket_seconds[key] = (bandwidth, hosts, np.trunc(seconds) if truncate else seconds)
         return kept[2]
 
     def in_bucket(self, bucket: str) -> np.ndarray:

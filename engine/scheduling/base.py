@@ -19,16 +19,21 @@ from engine.cluster.model import Cluster, Pod
 
 SKIPPY_MAX = 10
 KUBE_MAX = 100
+#: ``ScoringContext.nodes`` when every feasible node is scored: values cover every node in cluster order (indexing a
+#: column with it is a view, not a gather) and ``ScoringContext.scored`` marks the nodes that count.
+EVERY_NODE = slice(None)
 
 
-@dataclass
+@dataclass(slots=True)
 class ScoringContext:
-    """What a priority sees: the cluster, the pod and the nodes being scored (positions, in scan order)."""
+    """What a priority sees: the cluster, the pod and the nodes being scored (positions, in scan order), or
+    :data:`EVERY_NODE` with ``scored`` the mask of the scored nodes (only priorities with ``every_node`` see that)."""
 
     cluster: Cluster
     pod: Pod
-    nodes: np.ndarray
+    nodes: np.ndarray | slice
     mode: str
+    scored: np.ndarray | None = None
 
     @property
     def skippy(self) -> bool:
@@ -38,15 +43,33 @@ class ScoringContext:
     def max_score(self) -> int:
         return SKIPPY_MAX if self.skippy else KUBE_MAX
 
+    @property
+    def size(self) -> int:
+        """Length of the value arrays: the scored nodes, or every node."""
+        return self.cluster.n if self.scored is not None else len(self.nodes)
+
     def zeros(self) -> np.ndarray:
-        return np.zeros(len(self.nodes), dtype=np.int64)
+        return np.zeros(self.size, dtype=np.int64)
+
+    def bounds(self, values: np.ndarray) -> tuple:
+        """(min, max) of ``values`` over the scored nodes (at least one is scored)."""
+        if self.scored is None:
+            return values.min(), values.max()
+        scored = values[self.scored]
+        return scored.min(), scored.max()
 
 
 class Priority:
-    """One scoring function. Subclasses set ``name`` and ``key`` (its weight is ``weight_<key>``)."""
+    """One scoring function. Subclasses set ``name`` and ``key`` (its weight is ``weight_<key>``).
+
+    ``every_node``: ``raw`` and ``normalize`` also accept :data:`EVERY_NODE` (values for every node, scores from the
+    scored ones' bounds, whatever the unscored ones hold) and never change an array they returned; the scheduler
+    then scores in cluster order without gathering each input.
+    """
 
     name: ClassVar[str]
     key: ClassVar[str]
+    every_node: ClassVar[bool] = False
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         """Raw value per scored node (a score for map-only priorities, a time or a count otherwise)."""
@@ -66,21 +89,36 @@ class Predicate:
         raise NotImplementedError
 
 
+_ZERO_SCORES: dict[int, np.ndarray] = {}
+
+
+def zero_scores(size: int) -> np.ndarray:
+    """Every node scores 0: one shared read-only array per size, which the weighted sum skips (adding it changes
+    nothing)."""
+    zeros = _ZERO_SCORES.get(size)
+    if zeros is None:
+        zeros = _ZERO_SCORES[size] = np.zeros(size, dtype=np.int64)
+        zeros.flags.writeable = False
+    return zeros
+
+
 def trunc(x: np.ndarray) -> np.ndarray:
     """Python's ``int()`` on finite floats, elementwise: the float -> int64 cast rounds toward zero."""
     return x.astype(np.int64)
 
 
-def skippy_min_max(scores: np.ndarray, inverse: bool = False) -> np.ndarray:
-    """Skippy's ``_scale_scores`` (min -> 0, max -> 10) or ``_scale_scores_inverse`` (max -> 0, min -> 10)."""
+def skippy_min_max(scores: np.ndarray, inverse: bool = False, bounds: tuple | None = None) -> np.ndarray:
+    """Skippy's ``_scale_scores`` (min -> 0, max -> 10) or ``_scale_scores_inverse`` (max -> 0, min -> 10); ``bounds``:
+    the (min, max) to scale by when not those of ``scores`` (:meth:`ScoringContext.bounds`)."""
     if len(scores) == 0:
         return scores
-    lo, hi = scores.min(), scores.max()
+    lo, hi = bounds if bounds is not None else (scores.min(), scores.max())
     if hi == lo:
         return np.zeros(len(scores), dtype=np.int64)
+    # float scores with whole values (np.trunc is Python's int() here): adding them to the float total casts nothing
     if inverse:
-        return trunc(((scores - hi) / (lo - hi)) * SKIPPY_MAX)
-    return trunc(((scores - lo) / (hi - lo)) * SKIPPY_MAX)
+        return np.trunc(((scores - hi) / (lo - hi)) * SKIPPY_MAX)
+    return np.trunc(((scores - lo) / (hi - lo)) * SKIPPY_MAX)
 
 
 def kube_default_normalize(scores: np.ndarray, reverse: bool = False) -> np.ndarray:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-from engine.cluster.model import RECEIVES_FROM, SENDS_TO
-from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max
+from engine.cluster.model import RECEIVES_FROM, SENDS_TO, Cluster
+from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max, zero_scores
+from engine.scheduling.static_column import StaticColumn
 
 
 class DataLocality(Priority):
@@ -13,23 +16,52 @@ class DataLocality(Priority):
 
     0 when the label or the item is missing, or when the node hosts the bucket. skippy mode: seconds
     truncated, over the *slowest* link to a bucket node (as skippy-core does), inverse min-max to 0-10.
-    kube mode: seconds over the fastest link, DefaultNormalizeScore reversed (0-100).
+    kube mode: seconds over the fastest link, DefaultNormalizeScore reversed (0-100). When every node is scored,
+    the seconds of each pair of items are a :class:`StaticColumn` kept per cluster.
     """
 
     name = "DataLocality"
     key = "data_locality"
+    every_node = True
 
-    def raw(self, ctx: ScoringContext) -> np.ndarray:
-        total = ctx.zeros() if ctx.skippy else np.zeros(len(ctx.nodes))
+    def __init__(self) -> None:
+        self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
+        self._last: StaticColumn | None = None  # the column the last raw values came from
+
+    def _seconds(self, ctx: ScoringContext) -> list[np.ndarray]:
+        found = []
         for label, down in ((RECEIVES_FROM, True), (SENDS_TO, False)):
             path = ctx.pod.labels.get(label)
             item = ctx.cluster.storage.stat(path) if path else None
-            if item is None:
-                continue
-            bucket, size = item
-            # per node as computed over the scored nodes alone (elementwise), kept per item between pods
-            total += ctx.cluster.bucket_seconds(bucket, size, down, slowest=ctx.skippy, truncate=ctx.skippy)[ctx.nodes]
-        return total
+            if item is not None:
+                bucket, size = item
+                # per node as computed over the scored nodes alone (elementwise), kept per item between pods
+                found.append(ctx.cluster.bucket_seconds(bucket, size, down, slowest=ctx.skippy, truncate=ctx.skippy))
+        return found
+
+    def raw(self, ctx: ScoringContext) -> np.ndarray:
+        seconds = self._seconds(ctx)
+        if not seconds:
+            return zero_scores(ctx.size) if ctx.skippy else np.zeros(ctx.size)
+        if ctx.scored is None:
+            return seconds[0][ctx.nodes] if len(seconds) == 1 else sum(s[ctx.nodes] for s in seconds)
+        columns = self._columns.setdefault(ctx.cluster, {})
+        key = tuple(map(id, seconds))
+        kept = columns.get(key)
+        if kept is None or any(a is not b for a, b in zip(kept[0], seconds, strict=True)):  # ids alone may be reused
+            if len(columns) >= 64:
+                columns.clear()
+            kept = columns[key] = (seconds, StaticColumn(seconds[0] if len(seconds) == 1 else sum(seconds)))
+        self._last = kept[1]
+        return kept[1].values
 
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:
-        return skippy_min_max(raw, inverse=True) if ctx.skippy else kube_default_normalize(raw, reverse=True)
+        if not ctx.skippy:
+            return kube_default_normalize(raw, reverse=True)
+        if raw is zero_scores(ctx.size):  # no data to move
+            return raw
+        column = self._last if self._last is not None and raw is self._last.values and ctx.scored is not None else None
+        lo, hi = column.bounds(ctx) if column is not None else ctx.bounds(raw)
+        if lo == hi:
+            return zero_scores(ctx.size)
+        return column.min_max((lo, hi), inverse=True) if column is not None else skippy_min_max(raw, inverse=True, bounds=(lo, hi))

@@ -34,7 +34,9 @@ Not modelled in kube mode: zone interleaving of the node list, parallel filterin
 topology spread, the TaintToleration and NodeAffinity scores (PreferNoSchedule, preferred affinity).
 
 Scoring all feasible nodes for a pod is a few numpy operations per priority; binding updates the columns
-of one node. Every decision can hand out its breakdown as a DataFrame.
+of one node. In Skippy mode, when every feasible node is scored, the priorities see every node in cluster order
+(:data:`~engine.scheduling.base.EVERY_NODE`, no gathers) and the scan order is built only for a breakdown
+(:mod:`.scan_order`). Every decision can hand out its breakdown as a DataFrame.
 """
 
 from __future__ import annotations
@@ -49,19 +51,20 @@ import numpy as np
 from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
 from engine.core.params import tunable_names
-from engine.scheduling.base import Predicate, Priority, ScoringContext
+from engine.scheduling.base import EVERY_NODE, Predicate, Priority, ScoringContext, zero_scores
 from engine.scheduling.fgd import FgdPolicy
 from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
 from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, first_best_from, last_in_scan, scan
 from engine.scheduling.scoring import add_weighted, first_best
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings"]
+__all__ = ["GPU_POLICIES", "PRIORITIES", "PlacementDecision", "PriorityResult", "Scheduler", "SchedulerSettings", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,29 +95,6 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
     return max(n * p_int // 100, 100)
 
 
-def scan(passes: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
-    """Walk the nodes cyclically from ``start``; return the first ``k`` that pass and how many nodes were visited."""
-    n = len(passes)
-    if start == 0:
-        found = np.flatnonzero(passes)
-    else:
-        found = np.concatenate((np.flatnonzero(passes[start:]) + start, np.flatnonzero(passes[:start])))
-    if len(found) > k:
-        found = found[:k]
-        return found, int((found[-1] - start) % n) + 1
-    return found, n
-
-
-@dataclass
-class PriorityResult:
-    """One priority's view of one decision: raw values and scores of the scored nodes, and its weight."""
-
-    name: str
-    weight: float
-    raw: np.ndarray
-    score: np.ndarray
-
-
 @dataclass
 class PlacementDecision:
     """The outcome of scheduling one pod, with what is needed to explain it."""
@@ -125,13 +105,26 @@ class PlacementDecision:
     feasible: int
     score: float
     needed_images: list[str] | None
-    nodes: np.ndarray  # scored nodes, in scan order
-    total: np.ndarray
-    priorities: list[PriorityResult]
+    scores: ScanScores | EveryNodeScores = field(repr=False)
     predicate_masks: list[tuple[str, np.ndarray]]
     node_names: Sequence[str] = field(repr=False)
     start_index: int = 0
     devices: tuple[int, ...] = ()  # the GPU devices of the chosen node the pod takes
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """The scored nodes, in scan order."""
+        return self.scores.nodes
+
+    @property
+    def total(self) -> np.ndarray:
+        """Weighted total of each scored node (as :attr:`nodes`)."""
+        return self.scores.total
+
+    @property
+    def priorities(self) -> list[PriorityResult]:
+        """Each priority's raw values and scores over the scored nodes (as :attr:`nodes`)."""
+        return self.scores.priorities
 
     def reasons(self) -> tuple[np.ndarray, np.ndarray]:
         """Per node (in cluster order): whether it passed every predicate, and why it was not chosen from.
@@ -223,6 +216,7 @@ class Scheduler:
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
         self._extra_predicates: dict[str, Predicate] = {}  # plugin predicates, one instance each
         self._settings: SchedulerSettings | None = None  # snapshot of params, refreshed when any of them changes
+        self._weighted: tuple | None = None  # (settings, explain, (priority, weight) pairs, all of them every_node)
         order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
         self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
         self._gpu_policies: dict[str, GpuPolicy] = {}
@@ -309,12 +303,24 @@ class Scheduler:
                 extra[name] = PREDICATE_TABLE[name]()
         return [*defaults, *(extra[name] for name in settings.extra_predicates)]
 
+    def weighted(self) -> tuple[tuple[Priority, float], ...]:
+        """The priorities scored with and their weights, in the order the sum adds them (zero weights left out unless
+        ``explain``, which computes a built-in's scores too)."""
+        settings = self.settings()
+        if self._weighted is None or self._weighted[0] is not settings or self._weighted[1] != self.explain:
+            pairs = tuple(
+                (priority, weight)
+                for priority, weight in zip(self.scoring, settings.weights, strict=True)
+                if weight != 0 or (self.explain and priority.key not in self._silent)
+            )
+            self._weighted = (settings, self.explain, pairs, all(priority.every_node for priority, _ in pairs))
+        return self._weighted[2]
+
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
         settings = self.settings()
-        mode, percentage, weights, gpu_policy = settings.mode, settings.percentage_of_nodes_to_score, settings.weights, settings.gpu_policy
-        n = cluster.n
+        mode, n = settings.mode, cluster.n
         masks = []
         for predicate in self.predicates():
             mask = predicate.mask(cluster, pod)
@@ -322,7 +328,13 @@ class Scheduler:
                 masks.append((predicate.name, mask))
         passes = masks[0][1] if len(masks) == 1 else np.logical_and.reduce([m for _, m in masks]) if masks else np.ones(n, bool)
         start = self.start_index
-        nodes, visited = scan(passes, start, feasible_nodes_to_find(n, percentage, mode))
+        wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
+        weighted = self.weighted()
+        if mode == "skippy" and settings.gpu_policy == "weighted" and self._weighted[3]:
+            feasible = int(np.count_nonzero(passes))
+            if feasible <= wanted:  # every feasible node is scored: score them in cluster order, no gathers
+                return self._decide_every_node(pod, bind, passes, feasible, weighted, masks)
+        nodes, visited = scan(passes, start, wanted)
         if mode == "skippy":
             if len(nodes):
                 self.start_index = (int(nodes[-1]) + 1) % n
@@ -332,7 +344,7 @@ class Scheduler:
         ctx = ScoringContext(cluster, pod, nodes, mode)
         total = np.zeros(len(nodes))
         results = []
-        policy = None if gpu_policy == "weighted" else self.gpu_policy(gpu_policy)
+        policy = None if settings.gpu_policy == "weighted" else self.gpu_policy(settings.gpu_policy)
         gpu_ctx = None
         if len(nodes) and policy is not None:
             tracker = self._pod_tracker(pod) if isinstance(policy, FgdPolicy) else None
@@ -340,9 +352,7 @@ class Scheduler:
             raw, total = policy.score(gpu_ctx)
             results.append(PriorityResult(policy.name, 1.0, raw, total))
         elif len(nodes):
-            for priority, weight in zip(self.scoring, weights, strict=True):
-                if weight == 0 and (not self.explain or priority.key in self._silent):
-                    continue
+            for priority, weight in weighted:
                 raw = priority.raw(ctx)
                 score = priority.normalize(ctx, raw)
                 total = add_weighted(total, weight, score)  # Skippy's order: weighted scores plus the running sum
@@ -350,7 +360,6 @@ class Scheduler:
 
         node: int | None = None
         best = 0.0
-        needed = None
         devices: tuple[int, ...] = ()
         if len(nodes):
             if policy is not None:
@@ -363,19 +372,67 @@ class Scheduler:
                         pick = int(ties[self.rng.integers(len(ties))])
             node, best = int(nodes[pick]), float(total[pick])
             devices = policy.devices(gpu_ctx, node) if policy is not None else cluster.default_devices(pod, node)
-            needed = cluster.missing_images(pod, node)
-            if bind:
-                cluster.place(pod, node, devices)
+        return self._decision(pod, bind, node, best, devices, len(nodes), ScanScores(nodes, total, results), masks, start)
+
+    def _decide_every_node(
+        self,
+        pod: Pod,
+        bind: bool,
+        passes: np.ndarray,
+        feasible: int,
+        weighted: tuple[tuple[Priority, float], ...],
+        masks: list[tuple[str, np.ndarray]],
+    ) -> PlacementDecision:
+        """Skippy mode when every feasible node is scored: the priorities see every node in cluster order
+        (:data:`~engine.scheduling.base.EVERY_NODE`); the winner is the first best in scan order, as in :func:`scan`."""
+        cluster, start = self.cluster, self.start_index
+        if not feasible:
+            return self._decision(pod, bind, None, 0.0, (), 0, ScanScores(np.zeros(0, np.int64), np.zeros(0), []), masks, start)
+        self.start_index = (last_in_scan(passes, start) + 1) % cluster.n
+        ctx = ScoringContext(cluster, pod, EVERY_NODE, "skippy", passes)
+        total = None  # the first weighted scores (maybe a priority's own array, so later sums make new ones)
+        results = []
+        nothing = zero_scores(cluster.n)
+        for priority, weight in weighted:
+            raw = priority.raw(ctx)
+            score = priority.normalize(ctx, raw)
+            if score is nothing:  # adding zeros changes no total
+                pass
+            elif total is None:
+                total = score if weight == 1.0 else weight * score  # the scan's ``weight * score + 0.0``, exactly
+            else:
+                total = add_weighted(total, weight, score)
+            results.append((priority.name, weight, raw, score))
+        if total is None:
+            total = np.zeros(cluster.n)
+        node = first_best_from(total, passes, start)
+        scores = EveryNodeScores(passes, start, total, results)
+        return self._decision(pod, bind, node, float(total[node]), cluster.default_devices(pod, node), feasible, scores, masks, start)
+
+    def _decision(
+        self,
+        pod: Pod,
+        bind: bool,
+        node: int | None,
+        best: float,
+        devices: tuple[int, ...],
+        feasible: int,
+        scores: ScanScores | EveryNodeScores,
+        masks: list[tuple[str, np.ndarray]],
+        start: int,
+    ) -> PlacementDecision:
+        cluster = self.cluster
+        needed = None
+        if node is not None:
+            needed = cluster.place(pod, node, devices) if bind else cluster.missing_images(pod, node)
         return PlacementDecision(
             pod=pod,
             node=node,
             node_name=None if node is None else cluster.names[node],
-            feasible=len(nodes),
+            feasible=feasible,
             score=best,
             needed_images=needed,
-            nodes=nodes,
-            total=total,
-            priorities=results,
+            scores=scores,
             predicate_masks=masks,
             node_names=cluster.names,
             start_index=start,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.cluster.model import LOCALITY
-from engine.scheduling.base import Priority, ScoringContext
+from engine.scheduling.base import Priority, ScoringContext, zero_scores
 
 
 class LocalityType(Priority):
@@ -13,13 +13,14 @@ class LocalityType(Priority):
 
     name = "LocalityType"
     key = "locality_type"
+    every_node = True
 
     def __init__(self) -> None:
-        self._kept: tuple[np.ndarray, int, np.ndarray] | None = None  # (edge mask, scale, score per node)
+        self._kept: tuple[np.ndarray, int, np.ndarray | None] | None = None  # (edge mask, scale, score per node; None: no edge node)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         edge, top = ctx.cluster.label_equals(LOCALITY, "edge"), ctx.max_score
         kept = self._kept
         if kept is None or kept[0] is not edge or kept[1] != top:  # the mask is cached per cluster: score it once
-            kept = self._kept = (edge, top, edge * np.int64(top))
-        return kept[2][ctx.nodes]
+            kept = self._kept = (edge, top, edge * np.int64(top) if edge.any() else None)
+        return zero_scores(ctx.size) if kept[2] is None else kept[2][ctx.nodes]

@@ -9,6 +9,7 @@ import numpy as np
 from engine.cluster.model import GPU_MODEL, STORAGE, Cluster, Pod
 from engine.scheduling.base import Predicate
 from engine.scheduling.node_affinity import NodeAffinity
+from engine.scheduling.shape_columns import ShapeColumns
 from engine.scheduling.taint_toleration import TaintToleration
 
 
@@ -21,14 +22,24 @@ class NodeUnschedulable(Predicate):
         return None if cluster.schedulable.all() else cluster.schedulable.copy()
 
 
+def _fits(cluster: Cluster, shape: tuple[int, int], nodes: np.ndarray | slice) -> np.ndarray:
+    cpu, memory = shape
+    return (cluster.memory_free[nodes] >= memory) & (cluster.cpu_free[nodes] >= cpu)
+
+
 class PodFitsResources(Predicate):
     """The pod's summed cpu and memory requests fit what is left on the node, and its GPU request fits device by
-    device: a share on one device with that much free, k whole GPUs on k fully free devices."""
+    device: a share on one device with that much free, k whole GPUs on k fully free devices.
+
+    The cpu/memory mask is kept per (cpu, memory) shape and updated at the nodes that changed since it was asked."""
 
     name = "PodFitsResources"
 
+    def __init__(self) -> None:
+        self._columns = ShapeColumns(_fits)
+
     def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
-        fits = (cluster.memory_free >= pod.memory) & (cluster.cpu_free >= pod.cpu_millis)
+        fits = self._columns.column(cluster, (pod.cpu_millis, pod.memory))
         gpus = cluster.gpu_fits(pod)
         return fits if gpus is None else fits & gpus
 

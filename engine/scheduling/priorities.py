@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from engine.core.plugins import PluginTable
-from engine.scheduling.balanced import BalancedAllocation, BalancedResource
+from engine.scheduling.balanced import BalancedAllocation
+from engine.scheduling.balanced_resource import BalancedResource
 from engine.scheduling.base import Predicate, Priority
 from engine.scheduling.best_fit import BestFitPolicy
 from engine.scheduling.capability import Capability

@@ -1,0 +1,51 @@
+"""Skippy's BalancedResource priority: the pod's shares of a node's remaining cpu and memory should be alike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.cluster.model import Cluster
+from engine.scheduling.balanced import _fraction, kube_balanced_allocation
+from engine.scheduling.base import Priority, ScoringContext
+from engine.scheduling.shape_columns import ShapeColumns
+
+
+def skippy_balance(cpu_share: np.ndarray, memory_share: np.ndarray) -> np.ndarray:
+    """Skippy's trunc((1 - |cf - mf|) * 10), 0 where either share reaches 1, as whole-valued floats (the float steps
+    of ``_skippy_balance`` in :mod:`engine.scheduling.balanced`, in place, without its two casts)."""
+    score = cpu_share - memory_share
+    np.abs(score, out=score)
+    np.subtract(1.0, score, out=score)
+    score *= 10.0
+    np.trunc(score, out=score)
+    np.putmask(score, np.maximum(cpu_share, memory_share) >= 1, 0.0)
+    return score
+
+
+def _skippy_balanced(cluster: Cluster, shape: tuple[int, int], nodes: np.ndarray | slice) -> np.ndarray:
+    """Skippy's score of a pod of ``shape`` (cpu, memory) at ``nodes``."""
+    cpu, memory = shape
+    with np.errstate(divide="ignore", invalid="ignore"):  # a full node (no pod fits it) divides by zero
+        cpu_share = _fraction(cpu, cluster.cpu_free[nodes], may_be_zero=cpu <= 0)
+        return skippy_balance(cpu_share, _fraction(memory, cluster.memory_free[nodes], may_be_zero=memory <= 0))
+
+
+class BalancedResource(Priority):
+    """Skippy: the pod's share of the node's *remaining* cpu and memory should be alike.
+
+    kube mode has no such plugin; it scores like BalancedAllocation (capacity-based fractions, 0-100). Skippy's
+    scores are kept per pod shape between decisions (:class:`ShapeColumns`): a node's changes only when it does.
+    """
+
+    name = "BalancedResource"
+    key = "balanced_resource"
+    every_node = True
+
+    def __init__(self) -> None:
+        self._columns = ShapeColumns(_skippy_balanced)
+
+    def raw(self, ctx: ScoringContext) -> np.ndarray:
+        if not ctx.skippy:
+            return kube_balanced_allocation(ctx)
+        # nodes that fit have at least the request left, so a positive request never meets a zero denominator
+        return self._columns.column(ctx.cluster, (ctx.pod.cpu_millis, ctx.pod.memory))[ctx.nodes]

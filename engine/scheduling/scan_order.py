@@ -1,0 +1,81 @@
+"""A decision's walk over the nodes: the first ``k`` passing nodes from the start index, the winner and the next start
+of a walk over every passing node, and the scores in scan order (gathered when asked, if scored in cluster order)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+
+def last_in_scan(passes: np.ndarray, start: int) -> int:
+    """The last passing node of a cyclic walk from ``start`` (at least one node passes)."""
+    if start and passes[:start].any():
+        return start - 1 - int(passes[start - 1 :: -1].argmax())  # methods: np.argmax's dispatch costs more than it does
+    return len(passes) - 1 - int(passes[::-1].argmax())
+
+
+def first_best_from(total: np.ndarray, passes: np.ndarray, start: int) -> int:
+    """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``."""
+    masked = np.array(total, dtype=np.float64)  # a copy, whatever the scores' type
+    np.putmask(masked, ~passes, -np.inf)
+    pick = int(masked.argmax())
+    if pick < start:  # a tie at or after start comes first in the walk
+        later = start + int(masked[start:].argmax())
+        if masked[later] == masked[pick]:
+            pick = later
+    return pick
+
+
+def scan(passes: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
+    """Walk the nodes cyclically from ``start``; return the first ``k`` that pass and how many nodes were visited."""
+    n = len(passes)
+    if start == 0:
+        found = np.flatnonzero(passes)
+    else:
+        found = np.concatenate((np.flatnonzero(passes[start:]) + start, np.flatnonzero(passes[:start])))
+    if len(found) > k:
+        found = found[:k]
+        return found, int((found[-1] - start) % n) + 1
+    return found, n
+
+
+@dataclass
+class PriorityResult:
+    """One priority's view of one decision: raw values and scores of the scored nodes, and its weight."""
+
+    name: str
+    weight: float
+    raw: np.ndarray
+    score: np.ndarray
+
+
+@dataclass
+class ScanScores:
+    """The scored nodes in scan order, their weighted totals and each priority's result over them."""
+
+    nodes: np.ndarray
+    total: np.ndarray
+    priorities: list[PriorityResult]
+
+
+class EveryNodeScores:
+    """:class:`ScanScores` of a decision that scored every feasible node in cluster order: the scan-order arrays are
+    gathered when first asked for (a breakdown, an explanation), not for every pod."""
+
+    def __init__(self, passes: np.ndarray, start: int, total: np.ndarray, priorities: list[tuple[str, float, np.ndarray, np.ndarray]]):
+        self._passes, self._start, self._total, self._priorities = passes, start, total, priorities  # (name, weight, raw, score)
+
+    @cached_property
+    def nodes(self) -> np.ndarray:
+        return scan(self._passes, self._start, len(self._passes))[0]
+
+    @cached_property
+    def total(self) -> np.ndarray:
+        return self._total[self.nodes]
+
+    @cached_property
+    def priorities(self) -> list[PriorityResult]:
+        nodes = self.nodes
+        return [PriorityResult(name, weight, raw[nodes], score[nodes]) for name, weight, raw, score in self._priorities]

@@ -1,0 +1,53 @@
+"""Columns over every node kept per pod shape between decisions and brought up to date only where nodes changed."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+
+import numpy as np
+
+from engine.cluster.model import Cluster
+
+EVERY_NODE = slice(None)
+SMALL = 4096  # below this many nodes a whole column costs about what finding the changed nodes does: not kept
+
+
+class ShapeColumns:
+    """Per cluster and key (a pod's shape), a column over every node whose values depend only on that node's free
+    resources and the key: kept between pods, recomputed when asked at the nodes whose ``Cluster.version`` moved.
+
+    ``compute(cluster, key, nodes)`` gives the values at ``nodes`` (positions, or every node as a slice). A column
+    handed out is never changed afterwards (an update writes a copy); the ``keep`` most recently used keys stay.
+    Clusters of fewer than :data:`SMALL` nodes get a fresh column every time.
+    """
+
+    def __init__(self, compute: Callable[[Cluster, Hashable, np.ndarray | slice], np.ndarray], keep: int = 64):
+        self._compute = compute
+        self._keep = keep
+        self._kept: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
+
+    def column(self, cluster: Cluster, key: Hashable) -> np.ndarray:
+        """The column of ``key`` as the cluster is now."""
+        if cluster.n < SMALL:
+            return self._compute(cluster, key, EVERY_NODE)
+        entries = self._kept.get(cluster)
+        if entries is None:
+            entries = self._kept[cluster] = {}
+        entry = entries.pop(key, None)  # re-inserted last: the least recently used key is the first
+        version = cluster.version
+        if entry is not None and len(entry[0]) == cluster.n:
+            seen, values = entry
+            changed = np.flatnonzero(version != seen)
+            if 0 < len(changed) <= cluster.n // 4:
+                values = values.copy()
+                values[changed] = self._compute(cluster, key, changed)
+                seen[changed] = version[changed]
+            elif len(changed):
+                entry = None
+        if entry is None:
+            seen, values = version.copy(), self._compute(cluster, key, EVERY_NODE)
+        entries[key] = (seen, values)
+        if len(entries) > self._keep:
+            del entries[next(iter(entries))]
+        return values

@@ -1,0 +1,44 @@
+"""A priority's raw values that stay the same from pod to pod, with what makes their Skippy min-max scores cheap."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.scheduling.base import ScoringContext, skippy_min_max
+
+WALK = 16  # nodes holding the extreme values tried before the bounds are taken over every scored node
+
+
+class StaticColumn:
+    """Values per node that do not change between pods (a data item's transfer seconds, capability label counts).
+
+    The first nodes holding the smallest and the largest value are kept: when one of each is scored, those are the
+    bounds over the scored nodes, read without a pass over every node; the min-max scores are kept per bounds.
+    The values and scores handed out are never changed.
+    """
+
+    __slots__ = ("values", "_lowest", "_highest", "_scores")
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
+        self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
+        self._scores: dict[tuple, np.ndarray] = {}
+
+    def bounds(self, ctx: ScoringContext) -> tuple:
+        """(min, max) of the values over the scored nodes of ``ctx`` (every node scored in cluster order)."""
+        scored, values = ctx.scored, self.values
+        lo = next((values[i] for i in self._lowest if scored[i]), None)
+        hi = next((values[i] for i in self._highest if scored[i]), None)
+        return ctx.bounds(values) if lo is None or hi is None else (lo, hi)
+
+    def min_max(self, bounds: tuple, inverse: bool) -> np.ndarray:
+        """:func:`skippy_min_max` of the values with these bounds (kept for the next pod with the same bounds)."""
+        key = (*bounds, inverse)
+        scores = self._scores.get(key)
+        if scores is None:
+            if len(self._scores) >= 8:
+                self._scores.clear()
+            scores = self._scores[key] = skippy_min_max(self.values, inverse, bounds)
+            scores.flags.writeable = False
+        return scores

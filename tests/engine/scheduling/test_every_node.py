@@ -1,0 +1,77 @@
+"""Scoring every feasible node in cluster order (Skippy mode at 100 %) against the scan-order path it replaces.
+
+The scan path is what Skippy mode takes when only part of the nodes may be scored; with a 99 % sample on a cluster
+where fewer nodes than that can take pods (one storage node per 80 nodes), it still scores every feasible node, so
+both must give the same decisions, breakdowns and scan starts. 5,000 nodes also exercise the columns kept per pod
+shape (:mod:`engine.scheduling.shape_columns`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.cluster.model import STORAGE
+from engine.cluster.pods import mixed_pods
+from engine.cluster.synth import cloud_regions
+from engine.scheduling import Scheduler, SchedulerParams, feasible_nodes_to_find
+from engine.scheduling.predicates import _fits
+from engine.scheduling.shape_columns import EVERY_NODE, ShapeColumns
+
+
+def cluster_and_pods(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    cluster = cloud_regions(n, max(10, n // 80), rng, storage=True, edge_fraction=0.2)
+    for row, s in enumerate(cluster.storage_nodes):
+        cluster.storage.make_bucket(f"data-{row}", int(s))
+        cluster.storage.put(f"data-{row}", "item", int(rng.integers(1, 1000)) * 2**20)
+    return cluster, mixed_pods(cluster, 150, rng)
+
+
+@pytest.mark.parametrize("n", [300, 5000])
+def test_every_node_scoring_decides_as_the_scan_does(n):
+    weights = {"weight_locality_type": 2.5, "weight_image_locality": 0.7}
+    (c1, pods), (c2, _) = cluster_and_pods(n, n), cluster_and_pods(n, n)
+    whole = Scheduler(c1, SchedulerParams(**weights))
+    scan = Scheduler(c2, SchedulerParams(percentage_of_nodes_to_score=99, **weights))
+    sample = feasible_nodes_to_find(c1.n, 99, "skippy")
+    rng = np.random.default_rng(n)
+    placed = []
+    for step, pod in enumerate(pods):
+        a, b = whole.schedule(pod), scan.schedule(pod)
+        assert a.feasible <= sample  # so the scan scored every feasible node as well
+        assert (a.node_name, a.feasible, a.score, a.needed_images) == (b.node_name, b.feasible, b.score, b.needed_images)
+        assert np.array_equal(a.nodes, b.nodes) and np.array_equal(a.total, b.total)
+        for pa, pb in zip(a.priorities, b.priorities, strict=True):
+            assert (pa.name, pa.weight) == (pb.name, pb.weight)
+            assert np.array_equal(pa.raw, pb.raw) and np.array_equal(pa.score, pb.score), pa.name
+        assert whole.start_index == scan.start_index
+        if a.node is not None:
+            placed.append((pod, a.node))
+        if step % 5 == 4 and placed:
+            pod_, node = placed.pop(int(rng.integers(len(placed))))
+            c1.remove(pod_, node)
+            c2.remove(pod_, node)
+    assert len(placed) > 50
+
+
+def test_kept_columns_follow_every_change_and_never_change_what_they_handed_out():
+    cluster, pods = cluster_and_pods(5000, 3)
+    columns = ShapeColumns(_fits, keep=4)
+    rng = np.random.default_rng(3)
+    handed = []
+    placed = []
+    for _ in range(300):
+        pod = pods[int(rng.integers(len(pods)))]
+        key = (pod.cpu_millis, pod.memory)
+        column = columns.column(cluster, key)
+        assert np.array_equal(column, _fits(cluster, key, EVERY_NODE))
+        handed.append((column, column.copy()))
+        if rng.random() < 0.3 and placed:
+            cluster.remove(*placed.pop(int(rng.integers(len(placed)))))
+        else:
+            fits = np.flatnonzero(column & ~cluster.has_label(STORAGE))
+            for node in rng.choice(fits, size=int(rng.integers(1, 40)), replace=False).tolist():
+                cluster.place(pod, node)
+                placed.append((pod, node))
+    assert all(np.array_equal(column, before) for column, before in handed)
