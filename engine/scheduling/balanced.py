@@ -1,4 +1,4 @@
-"""Balanced cpu/memory priorities: Skippy's BalancedResource and Kubernetes' BalancedAllocation."""
+"""Kubernetes' BalancedAllocation, and the balance arithmetic Skippy's BalancedResource (balanced_resource.py) shares."""
 
 from __future__ import annotations
 
@@ -42,24 +42,6 @@ def kube_balanced_allocation(ctx: ScoringContext) -> np.ndarray:
     after = _kube_balance_score(cpu_used + pod.cpu_millis, cpu_cap, mem_used + pod.memory, mem_cap, ctx.max_score)
     before = _kube_balance_score(cpu_used, cpu_cap, mem_used, mem_cap, ctx.max_score)
     return half + (half + after - before) // 2  # both in [half, max]: the sum is >= 0, so // is Go's truncation
-
-
-class BalancedResource(Priority):
-    """Skippy: the pod's share of the node's *remaining* cpu and memory should be alike.
-
-    kube mode has no such plugin; it scores like BalancedAllocation (the change in balance, 50-100).
-    """
-
-    name = "BalancedResource"
-    key = "balanced_resource"
-
-    def raw(self, ctx: ScoringContext) -> np.ndarray:
-        if not ctx.skippy:
-            return kube_balanced_allocation(ctx)
-        c, nodes, pod = ctx.cluster, ctx.nodes, ctx.pod
-        # scored nodes have at least the request left, so a positive request never meets a zero denominator
-        cpu = _fraction(pod.cpu_millis, c.cpu_free[nodes], may_be_zero=pod.cpu_millis <= 0)
-        return _skippy_balance(cpu, _fraction(pod.memory, c.memory_free[nodes], may_be_zero=pod.memory <= 0))
 
 
 class BalancedAllocation(Priority):

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from engine.cluster.model import ARCH, Cluster, Container, ContainerRegistry, NodeSpec, Pod
-from engine.scheduling.balanced import BalancedAllocation, BalancedResource
+from engine.scheduling.balanced import BalancedAllocation
+from engine.scheduling.balanced_resource import BalancedResource
 from engine.scheduling.base import ScoringContext
 
 
