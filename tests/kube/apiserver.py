@@ -379,10 +379,10 @@ class FakeApiServer:
         with self._cond:
             return sum(1 for w in self._watches if resource in (None, w.resource.name) and not w.ending)
 
-    def wait_for_watch(self, resource: str = "pods", count: int = 1, timeout: float = 5.0) -> bool:
+    def wait_for_watch(self, resource: str = "pods", count: int = 1, timeout: float = 60.0) -> bool:
         return self.wait_until(lambda s: s.open_watches(resource) >= count, timeout)
 
-    def wait_until(self, predicate: Callable[[FakeApiServer], bool], timeout: float = 5.0) -> bool:
+    def wait_until(self, predicate: Callable[[FakeApiServer], bool], timeout: float = 60.0) -> bool:
         """Wait (without polling sleeps) until ``predicate(self)`` holds; re-checked on every change."""
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self), timeout)

@@ -66,7 +66,7 @@ class Daemon:
             self.lines.append(line.rstrip("\n"))
             self._fresh.put(line)
 
-    def wait_for_line(self, pattern: str, timeout: float = 15.0) -> re.Match:
+    def wait_for_line(self, pattern: str, timeout: float = 120.0) -> re.Match:
         deadline = time.monotonic() + timeout
         for line in list(self.lines):
             if m := re.search(pattern, line):
@@ -98,7 +98,7 @@ def get(port: int, path: str) -> int:
         return e.code
 
 
-def poll(predicate, timeout: float = 10.0) -> bool:
+def poll(predicate, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
