@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ from dashboard.tabs import TabBase
 WINDOW = 1500
 #: Event-log rows kept.
 EVENT_ROWS = 200
+#: Wall seconds between two updates of the live event log (a plain HTML table, rebuilt whole).
+EVENTS_EVERY = 1.0
 #: Time columns of the placement heatmap.
 HEATMAP_COLUMNS = 120
 #: Fault markers kept per run.
@@ -68,9 +71,9 @@ class RunStreams:
     def clear(self) -> None:
         """Drop every row: queued and shown (the plots show nothing until new rows come)."""
         self._pending, self._pending_faults = [], []
-        if len(self.source.data["time"]):
+        if len(self.source.data.get("time", ())):
             self.source.data = liveplots.empty_series_data()
-        if len(self.faults.data["time"]):
+        if len(self.faults.data.get("time", ())):
             self.faults.data = liveplots.empty_fault_data()
 
     def pending(self) -> bool:
@@ -131,7 +134,7 @@ class TimeSeriesView(pn.viewable.Viewer):
 
     def push(self, run: str, samples: pd.DataFrame, events: pd.DataFrame, sample_interval: float) -> None:
         """Queue new ``samples`` and ``events`` rows of ``run``."""
-        faults = fault_frame(events) if len(events) else fault_frame(pd.DataFrame())
+        faults = fault_frame(events if len(events) and (events["kind"] == "fault").any() else pd.DataFrame())
         self.streams[run].push(series_frame(samples, sample_interval) if len(samples) else empty_series(), faults)
 
     def flush(self, budget: float = math.inf) -> bool:
@@ -231,23 +234,26 @@ EVENT_CSS = """
 class EventLog(pn.viewable.Viewer):
     """Commands with the rule that produced each, faults, parameter changes; newest first, bounded.
 
-    A plain HTML table rebuilt on :meth:`flush` (a bounded number of rows): cheaper on the server and in the
-    browser than streaming into a data-grid widget.
+    A plain HTML table (cheaper on the server and in the browser than streaming into a data-grid widget). A row's HTML
+    is made once, when it is first shown; :meth:`flush` only joins the newest rows of the kinds chosen.
     """
 
     def __init__(self):
         super().__init__()
         self.rows = pd.DataFrame({c: pd.Series(dtype=float if c == "time" else object) for c in EVENT_COLUMNS})
+        self._html: list[str | None] = []  # one <tr> per row of self.rows, newest first (None: not shown yet)
         kinds = ["command", "fault", "param", "placement", "vm"]
         self.kinds = pn.widgets.CheckButtonGroup(options=kinds, value=list(kinds), color="light", description="Which events to list")
         self.kinds.param.watch(lambda e: self._send(), "value")
         self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
         self._pending: list[pd.DataFrame] = []
+        self._send()
 
     def clear(self) -> None:
         self._pending = []
         self.rows = self.rows.iloc[0:0]
+        self._html = []
         self._send()
 
     def push(self, events: pd.DataFrame) -> None:
@@ -260,31 +266,49 @@ class EventLog(pn.viewable.Viewer):
             return
         new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
         self._pending = []
-        new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(EVENT_ROWS * 4)
-        self.rows = pd.concat([new, self.rows], ignore_index=True).head(EVENT_ROWS * 4) if len(self.rows) else new.reset_index(drop=True)
+        keep = EVENT_ROWS * 4
+        new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(keep).reset_index(drop=True)
+        self.rows = pd.concat([new, self.rows], ignore_index=True).head(keep) if len(self.rows) else new
+        self._html = ([None] * len(new) + self._html)[:keep]
         self._send()
 
     def _send(self) -> None:
-        shown = self.rows[self.rows["kind"].isin(self.kinds.value)].head(EVENT_ROWS)
-        cells = {c: shown[c].astype(object).where(shown[c].notna(), "").astype(str).map(html.escape).to_numpy() for c in EVENT_COLUMNS[1:]}
-        times = shown["time"].to_numpy(dtype=float)
-        body = "".join(
-            f"<tr class='{cells['kind'][i]}'><td>{plots.hms(times[i])}</td>"
-            + "".join(f"<td>{cells[c][i]}</td>" for c in EVENT_COLUMNS[1:])
-            + "</tr>"
-            for i in range(len(shown))
-        )
+        """The newest rows of the kinds chosen; a row's HTML is made the first time it is shown."""
+        mask = self.rows["kind"].isin(self.kinds.value).to_numpy()
+        shown = np.flatnonzero(mask)[:EVENT_ROWS]
+        missing = [i for i in shown if self._html[i] is None]
+        if missing:
+            for i, row in zip(missing, _row_html(self.rows.iloc[missing]), strict=True):
+                self._html[i] = row
+        body = "".join(self._html[i] for i in shown)
         head = "".join(f"<th>{c}</th>" for c in EVENT_COLUMNS)
-        self.table.object = f"<div class='event-log'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        text = f"<div class='event-log'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        if text != self.table.object:
+            self.table.object = text
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.pane
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else html.escape(str(value))
+
+
+def _row_html(rows: pd.DataFrame) -> list[str]:
+    """One table row of HTML per event row (escaped)."""
+    times = rows["time"].tolist()
+    cells = list(zip(*(rows[c].tolist() for c in EVENT_COLUMNS[1:]), strict=True)) if len(rows) else []
+    return [
+        f"<tr class='{_cell(row[0])}'><td>{plots.hms(t)}</td>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
+        for t, row in zip(times, cells, strict=True)
+    ]
 
 
 class SeriesTab(TabBase, pn.viewable.Viewer):
     """The "Live" tab: the time plots and the event log of one run, fed from ``samples`` and ``events``."""
 
     tables = ("samples", "events")
+    streams_only = True
 
     def __init__(self, run: str = "live", sample_interval: float = 5.0):
         super().__init__()
@@ -292,6 +316,7 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
         self.sample_interval = sample_interval
         self.series = TimeSeriesView((run,))
         self.events = EventLog()
+        self._events_at = 0.0
         self._layout = pn.Column(self.series, pn.pane.Markdown("### Event log"), self.events, sizing_mode="stretch_width")
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
@@ -303,7 +328,9 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
     def flush(self, now: float, budget: float = math.inf) -> bool:
         """Draw what was queued within ``budget`` wall seconds; True when all of it is drawn."""
         done = self.series.flush(budget)
-        if done:  # the log costs more than a plot: once per round
+        wall = time.perf_counter()
+        if done and (budget == math.inf or wall - self._events_at >= EVENTS_EVERY):  # the log costs more than the plots
+            self._events_at = wall
             self.events.flush()
         return done
 
