@@ -22,6 +22,10 @@ def test_the_page_stays_live_while_a_branch_is_re_simulated(served, monkeypatch)
     served.tab("Replay")
     page.locator(".replay-open .bk-btn").first.click()  # the first example recording
     wait_for_rows(page, ["rp-queue"], least=1, timeout=WAIT)
+    replay = d.recordings.replay_tab
+    marker = next(i for i, label in enumerate(replay.jump.options) if "MAX_WORKERS = 20" in label)
+    page.locator(".replay-jump select").first.select_option(index=marker)  # mid-run: a branch point
+    wait_until(lambda: replay.at == 900.0, page, timeout=WAIT)
     started, release = threading.Event(), threading.Event()
     real_branch = Recording.branch
 
