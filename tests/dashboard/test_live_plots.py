@@ -75,3 +75,15 @@ def test_a_tick_streams_only_the_new_rows():
     streamed = sum(len(e.data["time"]) for e in to_source)
     assert streamed == d.views.streams["live"].rows() - held > 0  # each new row once (the window did not roll over)
     assert np.all(np.diff(d.views.streams["live"].frame()["time"].to_numpy()) > 0)
+
+
+def test_the_pages_first_document_already_holds_the_first_simulated_minutes():
+    from bokeh.document import Document
+
+    d = Dashboard("default")
+    doc = Document()
+    d.page().server_doc(doc)  # what the server sends first, before any tick
+    assert d.loop.ticks == 0
+    source = d.views.streams["live"].source
+    assert source.document is doc and len(source.data["time"]) >= 5  # five samples at least
+    assert d.views.plots.x_range.end == source.data["time"][-1] > 0
