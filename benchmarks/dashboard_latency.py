@@ -196,7 +196,7 @@ def measure(duration: float, interval: float, chromium: str, speeds: tuple[float
                 out["worlds_error"] = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
         browser.close()
     for dd in made:
-        dd.stop()
+        dd.stop(clear_plots=False)  # the server destroys the documents; their plots go with them
     state.kill_all_servers()
     return out
 
