@@ -102,7 +102,7 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             w["replay_open"] = _figure(time.perf_counter() - t0)
             # Branch here: the click to the Branch tab shown with its parent
             t0 = time.perf_counter()
-            page.locator(".replay-branch button, .bk-btn", has_text="Branch here").first.click()
+            page.locator(".replay-branch .bk-btn").first.click(timeout=TIMEOUT)
             page.locator(".bk-tab.bk-active", has_text="Branch").first.wait_for(timeout=TIMEOUT)
             page.locator(".branch-info", has_text="Branch of").first.wait_for(timeout=TIMEOUT)
             w["branch"] = _figure(time.perf_counter() - t0)

@@ -31,7 +31,8 @@ class BranchTab(TabBase, pn.viewable.Viewer):
     def __init__(self, ctx: AppContext):
         super().__init__()
         self.session = ctx.session
-        self.views = TimeSeriesView(("branch", "parent"), prefix=BRANCH_PREFIX)
+        self._views: TimeSeriesView | None = None  # made for the first branch: the page loads faster
+        self.views_holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.kpi_parent, self.kpi_branch = KpiRow(), KpiRow()
         self.info = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["branch-info"])
         self.branch_time: float | None = None
@@ -46,18 +47,26 @@ class BranchTab(TabBase, pn.viewable.Viewer):
                 pn.Column(pn.pane.Markdown("**Branch** (with branch − parent)"), self.kpi_branch.pane),
                 sizing_mode="stretch_width",
             ),
-            self.views,
+            self.views_holder,
             self.side_by_side,
             sizing_mode="stretch_width",
         )
         self.clear()
+
+    @property
+    def views(self) -> TimeSeriesView:
+        """The overlaid time plots of parent and branch (the VM world), made when first needed."""
+        if self._views is None:
+            self._views = TimeSeriesView(("branch", "parent"), prefix=BRANCH_PREFIX)
+            self.views_holder[:] = [self._views]
+        return self._views
 
     def clear(self) -> None:
         """A new live run: if it is a branch, show its parent from the branch point on (and nothing of the branch yet)."""
         s = self.session
         parent, sim = s.branched_from, s.sim
         self._for_sim = sim
-        if self.parent is not None or parent is not None:  # a run that is no branch, after one that was not: nothing to empty
+        if self._views is not None and (self.parent is not None or parent is not None):  # no branch after none: nothing to empty
             self.views.clear()
         if parent is None or sim is None or sim.parent is None:
             self.parent, self.branch_time = None, None
@@ -65,7 +74,7 @@ class BranchTab(TabBase, pn.viewable.Viewer):
             return
         self.parent, self.branch_time = parent, float(sim.parent["branch_time"])
         self.streamed = "vm-series" in recording_view(parent).views
-        self.views.visible, self.side_by_side.visible = self.streamed, not self.streamed
+        self.views_holder.visible, self.side_by_side.visible = self.streamed, not self.streamed
         self._drawn = 0.0
         if self.streamed:
             samples, events = (_from(parent.tables.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))

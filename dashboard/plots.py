@@ -1,12 +1,13 @@
 """The plots, as pure functions of DataFrames that return HoloViews objects (no Panel, no state).
 
-One function per plot serves the live dashboard (a ``DynamicMap`` calls it with a bounded ``Buffer``'s rows),
-a finished run or a recording (:func:`run_layout` over the whole tables), the notebooks, and an exported page
-(``hv.save(run_layout(frames, 5.0), "run.html", resources="inline")``). :func:`run_layout` with ``until=t``
-draws the state at simulated time ``t`` (:func:`dashboard.frames.cut`): what a scrubbed timeline shows.
+One function per plot serves a finished run or a recording (:func:`run_layout` over the whole tables, the Replay
+tab), the notebooks, and an exported page (``hv.save(run_layout(frames, 5.0), "run.html", resources="inline")``).
+:func:`run_layout` with ``until=t`` draws the state at simulated time ``t`` (:func:`dashboard.frames.cut`): what a
+scrubbed timeline shows. The live Live, Compare and Branch tabs draw the same time plots, with the same styles
+(:data:`RUN_STYLE`, :data:`WAIT_STYLE`, :data:`WORKER_COLORS`), as Bokeh figures streamed row by row
+(:mod:`dashboard.liveplots`): a HoloViews redraw per tick cost ~4 ms of server time per element.
 
-The time plots take the columns of :func:`dashboard.frames.series_frame` and only *select* them, so that a
-live element's data is the Buffer's own frame and HoloViews streams only the new rows to the browser.
+The time plots take the columns of :func:`dashboard.frames.series_frame` and only *select* them.
 Bokeh models (tick and hover formatters) are made per figure by hooks, never shared: a model can belong to
 one document only, and every browser session has its own.
 

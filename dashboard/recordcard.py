@@ -19,6 +19,7 @@ from dashboard import plots
 from dashboard.branch import BranchTab
 from dashboard.context import AppContext
 from dashboard.export import export_html
+from dashboard.offloop import off_loop
 from dashboard.recordings import download_name
 from dashboard.replay import ReplayTab, is_session_file
 from engine import InputError, ParamError, Recording, Simulation, load_recording, parse_recording
@@ -134,28 +135,39 @@ class Recordings:
             self.replay_tab.flush(self.replay_tab.now())
 
     def branch(self, rec: Recording, at: float) -> None:
-        """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab."""
+        """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab.
+
+        The re-simulation up to ``at`` runs off the event loop (:func:`~dashboard.offloop.off_loop`): the page keeps
+        ticking meanwhile, and the branch is swapped in when it is ready."""
         ctx = self.ctx
-        try:
-            cost = Simulation(rec.scenario, seed=rec.seed).estimate(at)  # the re-simulation up to ``at`` holds the server
+
+        def work() -> Simulation:
+            cost = Simulation(rec.scenario, seed=rec.seed).estimate(at)
             if cost.long or cost.too_long:
                 raise InputError(
                     f"{rec.path.name}: re-simulating it up to {plots.hms(at)} would take {cost.describe()}; allowed: an earlier "
                     "branch time, or Recording.branch in a notebook"
                 )
-            sim = rec.branch(at)
-        except InputError as err:
-            ctx.say(f"Branch not made: {err}")
-            return
-        ctx.session.playing = False
-        ctx.session.continue_from(sim, branched_from=rec)
-        ctx.sync_run_card()
-        ctx.adopt_run()  # the new run's controls and tabs now (the Branch tab applies), drawn once
-        ctx.show_tab("Branch")
-        ctx.say(
-            f"Branched from {rec.path.name} at {plots.hms(at)}: change parameters in the sidebar, then press Play. "
-            "The Branch tab shows parent and branch from the branch point on."
-        )
+            return rec.branch(at)
+
+        def failed(err: BaseException) -> None:
+            ctx.say(f"Branch not made: {err}" if isinstance(err, InputError) else f"Branch not made: {type(err).__name__}: {err}")
+
+        def done(sim: Simulation) -> None:
+            if ctx.session.stopped:  # the page went away meanwhile
+                return
+            ctx.session.playing = False
+            ctx.session.continue_from(sim, branched_from=rec)
+            ctx.sync_run_card()
+            ctx.adopt_run()  # the new run's controls and tabs now (the Branch tab applies), drawn once
+            ctx.show_tab("Branch")
+            ctx.say(
+                f"Branched from {rec.path.name} at {plots.hms(at)}: change parameters in the sidebar, then press Play. "
+                "The Branch tab shows parent and branch from the branch point on."
+            )
+
+        if off_loop(work, done, failed):
+            ctx.say(f"Branching {rec.path.name} at {plots.hms(at)}: re-simulating up to there (the page stays live meanwhile)...")
 
     # -- control actions, kept in the live run's recording -------------------------------------------------------
     def _control(self, event: Any) -> None:

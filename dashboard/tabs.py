@@ -4,6 +4,9 @@ Every tab is fed the live run's new table rows (``push``, cheap) and draws them 
 budget). A tab with ``own_clock`` (Compare, Replay) runs its own clock: while it is shown, the sidebar's Play/Pause,
 Speed, Step and Reset drive it (``tick``, ``step``, ``reset``) and the header shows its time (``now``,
 ``achieved_speed``, ``run_state``). The tick loop calls these members directly: every tab has all of them.
+A tab whose ``flush`` only streams rows into existing Bokeh sources and sets values (``streams_only``: no model is
+added to the page or replaced) is drawn without holding the document's model graph frozen, whose release costs one
+walk of every model of the page.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class Tab(Protocol):
 
     tables: tuple[str, ...]
     own_clock: bool
+    streams_only: bool
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None: ...
 
@@ -56,6 +60,7 @@ class TabBase:
 
     tables: tuple[str, ...] = ()
     own_clock = False
+    streams_only = False
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
         return None

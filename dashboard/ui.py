@@ -235,15 +235,18 @@ class Dashboard(pn.viewable.Viewer):
         if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
             self.stop(clear_plots=False)
             return
-        with pn.io.hold(), self._frozen():  # one document update per tick: a new run replaces every plot's data at once
+        view = self.active_view()
+        graph_changes = self.loop.new_run or view is None or not view.streams_only
+        with pn.io.hold(), self._frozen(graph_changes):  # one document update per tick: a new run replaces every plot's data at once
             self.loop.tick(wall_dt)
 
     @staticmethod
-    def _frozen() -> Any:
+    def _frozen(graph_changes: bool = True) -> Any:
         """One walk of the page's model graph per tick, however many plots it draws (Bokeh's public
-        ``Document.models.freeze``: HoloViews walks the graph after each plot update otherwise)."""
+        ``Document.models.freeze``: HoloViews walks the graph after each plot update otherwise); none at all when the
+        tick only streams rows (``graph_changes`` false: releasing a freeze walks the whole graph once)."""
         doc = pn.state.curdoc
-        return doc.models.freeze() if doc is not None else contextlib.nullcontext()
+        return doc.models.freeze() if doc is not None and graph_changes else contextlib.nullcontext()
 
     def refresh(self) -> None:
         """Queue what the session recorded since the last refresh and draw the tab on screen now (tests, notebooks)."""

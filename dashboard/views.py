@@ -1,18 +1,14 @@
-"""The live views: ``pn.viewable.Viewer`` classes around HoloViews ``DynamicMap`` s, fed from the recorded tables.
+"""The live views: ``pn.viewable.Viewer`` classes fed from the recorded tables.
 
-Every plot is a :mod:`dashboard.plots` function of DataFrames: a time plot is a ``DynamicMap`` over a bounded
-``hv.streams.Buffer`` of :func:`~dashboard.frames.series_frame` rows (HoloViews streams only the new rows to the
-browser), fault markers a ``DynamicMap`` over a ``Pipe``; the heatmaps are ``hv.Image`` s on numpy grids sent
-through a ``Pipe``. Views take new table rows with ``push`` (cheap: queued) and draw them with ``flush`` (the
-dashboard flushes only the tab on screen, a few times a second), so per-tick work stays small.
+The time plots are Bokeh figures (:mod:`dashboard.liveplots`) over one ``ColumnDataSource`` per run: a flush
+streams only the rows recorded since the last one (``ColumnDataSource.stream`` with a rollover window), so a tick's
+drawing cost is proportional to what changed; the heatmaps are ``hv.Image`` s on numpy grids sent through a
+``Pipe``. Views take new table rows with ``push`` (cheap: queued) and draw them with ``flush`` (the dashboard
+flushes only the tab on screen).
 
-A new run (reset, replay, scenario switch) is drawn by :meth:`clear`, which builds new streams and plots and
-swaps them in: nothing of the old run can stay in a plot. :meth:`RunView.from_frames` draws a finished run or a
-recording from its tables, with no engine behind it.
-
-Measured costs (``benchmarks/dashboard_latency.py``): a Buffer->element update costs ~4 ms of server time per
-element (a raw bokeh ``ColumnDataSource.stream`` ~0.4 ms); the time plots hold 17 elements, so their flush costs
-~60 ms and runs at most every ``FLUSH_PERIOD`` s rather than on every tick.
+A new run (reset, replay, scenario switch) is drawn by :meth:`clear`, which empties the sources and the axes in the
+same held update as the new run's first rows: nothing of the old run can stay in a plot. :meth:`RunView.from_frames`
+draws a finished run or a recording from its tables, with no engine behind it.
 """
 
 from __future__ import annotations
@@ -22,15 +18,16 @@ import math
 import time
 from typing import Any
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.models import ColumnDataSource
 
-from dashboard import plots
+from dashboard import liveplots, plots
 from dashboard.feed import Feed, FramesSource
 from dashboard.frames import (
     FAULT_COLUMNS,
+    SERIES_COLUMNS,
     empty_series,
     fault_frame,
     series_frame,
@@ -43,152 +40,120 @@ from dashboard.tabs import TabBase
 WINDOW = 1500
 #: Event-log rows kept.
 EVENT_ROWS = 200
+#: Wall seconds between two updates of the live event log (a plain HTML table, rebuilt whole).
+EVENTS_EVERY = 1.0
 #: Time columns of the placement heatmap.
 HEATMAP_COLUMNS = 120
 #: Fault markers kept per run.
 FAULTS_KEPT = 200
 
 
-def _empty_faults() -> pd.DataFrame:
-    return pd.DataFrame({"time": np.zeros(0), "fault": np.array([], dtype=object)})
-
-
 class RunStreams:
-    """One run's streams: a bounded Buffer of series rows per time plot, a Pipe of its faults.
-
-    Rows are queued per plot, so that plots can be drawn one at a time (:meth:`flush_plot`): a tick draws as many
-    as its budget allows and the next tick goes on, instead of one long callback that makes clicks wait.
-    """
+    """One run's rows on screen: a :class:`~bokeh.models.ColumnDataSource` of its series (shared by every time plot, so
+    they all end at the same time) and one of its faults, both bounded; rows are queued by :meth:`push` and streamed
+    (only the new ones) by :meth:`flush`."""
 
     def __init__(self, window: int = WINDOW):
-        self.buffers = {name: hv.streams.Buffer(empty_series(), length=window, index=False) for name in plots.TIME_PLOTS}
-        self.faults = hv.streams.Pipe(data=_empty_faults())
-        self._faults = _empty_faults()
-        self._pending: dict[str, list[pd.DataFrame]] = {name: [] for name in self.buffers}
+        self.source = ColumnDataSource(liveplots.empty_series_data())
+        self.faults = ColumnDataSource(liveplots.empty_fault_data())
+        self._pending: list[pd.DataFrame] = []
         self._pending_faults: list[pd.DataFrame] = []
         self.window = window
 
     def push(self, series: pd.DataFrame, faults: pd.DataFrame) -> None:
         if len(series):
-            for name, queue in self._pending.items():
-                queue.append(series)  # the same frame in every queue: no copy
-                if len(queue) > 8 and sum(len(p) for p in queue) > 2 * self.window:  # off screen: keep what the window shows
-                    self._pending[name] = [pd.concat(queue, ignore_index=True).iloc[-self.window :]]
+            self._pending.append(series)
+            if len(self._pending) > 8 and sum(len(p) for p in self._pending) > 2 * self.window:  # off screen: what the window shows
+                self._pending = [pd.concat(self._pending, ignore_index=True).iloc[-self.window :]]
         if len(faults):
             self._pending_faults.append(faults)
 
     def clear(self) -> None:
         """Drop every row: queued and shown (the plots show nothing until new rows come)."""
-        self._pending = {name: [] for name in self.buffers}
-        self._pending_faults = []
-        for buffer in self.buffers.values():
-            buffer.clear()
-        self._faults = _empty_faults()
-        self.faults.send(self._faults)
+        self._pending, self._pending_faults = [], []
+        if len(self.source.data.get("time", ())):
+            self.source.data = liveplots.empty_series_data()
+        if len(self.faults.data.get("time", ())):
+            self.faults.data = liveplots.empty_fault_data()
 
-    def pending(self, name: str) -> bool:
-        return bool(self._pending[name])
-
-    def flush_plot(self, name: str) -> bool:
-        """Send plot ``name`` the rows queued for it; False if none were."""
-        queue = self._pending[name]
-        if not queue:
-            return False
-        self._pending[name] = []
-        self.buffers[name].send(pd.concat(queue, ignore_index=True) if len(queue) > 1 else queue[0])
-        return True
-
-    def flush_faults(self) -> bool:
-        if not self._pending_faults:
-            return False
-        self._faults = pd.concat([self._faults, *self._pending_faults], ignore_index=True).iloc[-FAULTS_KEPT:]
-        self._pending_faults = []
-        self.faults.send(self._faults)
-        return True
+    def pending(self) -> bool:
+        return bool(self._pending or self._pending_faults)
 
     def flush(self) -> bool:
-        """Send everything queued; False if nothing was."""
-        sent = [self.flush_plot(name) for name in self.buffers]
-        return self.flush_faults() or any(sent)
+        """Stream the queued rows (only those) to the browser; False if none were queued."""
+        sent = False
+        if self._pending:
+            new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+            self._pending = []
+            new = new.iloc[-self.window :]
+            self.source.stream({c: new[c].to_numpy() for c in SERIES_COLUMNS}, rollover=self.window)
+            sent = True
+        if self._pending_faults:
+            new = pd.concat(self._pending_faults, ignore_index=True).iloc[-FAULTS_KEPT:]
+            self._pending_faults = []
+            data = {"time": new["time"].to_numpy(dtype=float), "fault": new["fault"].to_numpy(dtype=object), "y": np.zeros(len(new))}
+            self.faults.stream(data, rollover=FAULTS_KEPT)
+            sent = True
+        return sent
 
-    def body(self, name: str, run: str) -> hv.DynamicMap:
-        spec = plots.TIME_PLOTS[name]
-        return hv.DynamicMap(lambda data: spec.body(data, run), streams=[self.buffers[name]])
-
-    def fault_map(self, named: bool = False) -> hv.DynamicMap:
-        return hv.DynamicMap(lambda data: plots.fault_markers(data, named), streams=[self.faults])
+    def frame(self) -> pd.DataFrame:
+        """The series rows on screen, as a DataFrame."""
+        return pd.DataFrame({c: np.asarray(self.source.data[c]) for c in SERIES_COLUMNS})
 
     def rows(self) -> int:
-        """Series rows currently held (the first plot's Buffer)."""
-        return len(next(iter(self.buffers.values())).data)
+        """Series rows currently held."""
+        return len(self.source.data["time"])
 
 
 class TimeSeriesView(pn.viewable.Viewer):
-    """The time plots of one run (``runs=("live",)``) or of two overlaid (``("A", "B")``), on one bounded window."""
+    """The time plots of one run (``runs=("live",)``) or of two overlaid (``("A", "B")``), on one bounded window.
+
+    Bokeh figures (:mod:`dashboard.liveplots`) in ``pn.pane.Bokeh`` panes, over one source per run: a flush streams
+    the rows queued since the last one, into every plot at once, and fits the axes to what is held.
+    """
 
     def __init__(self, runs: tuple[str, ...] = ("live",), prefix: str = "ts", window: int = WINDOW):
         super().__init__()
         self.runs = runs
         self.prefix = prefix
         self.window = window
+        self.streams = {run: RunStreams(window) for run in runs}
+        self.plots = liveplots.live_figures({r: st.source for r, st in self.streams.items()}, self.streams[runs[0]].faults, prefix)
         self.panes = {
-            name: pn.pane.HoloViews(None, linked_axes=False, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT)
-            for name in plots.TIME_PLOTS
+            name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT) for name, fig in self.plots.figures.items()
         }
         self.layout = pn.GridBox(*self.panes.values(), ncols=2, sizing_mode="stretch_width")
-        self.clear()
 
     def clear(self) -> None:
-        """Empty every plot for a new run (reset, replay, scenario switch); the plots stay, their data goes.
-
-        Each Buffer is cleared (the browser gets an empty source, in the same held update as what follows), and
-        the new run's rows are then streamed from the first. Swapping in new plots instead raced HoloViews'
-        streaming: a plot rendered after its Buffer was filled received those rows twice.
-        """
-        self._round: list[str] = []  # plots still to draw in this round
-        if getattr(self, "streams", None):
-            for streams in self.streams.values():
-                streams.clear()
-            return
-        self.streams = {run: RunStreams(self.window) for run in self.runs}
-        for name, pane in self.panes.items():
-            parts = [self.streams[run].body(name, run) for run in self.runs]
-            overlay = parts[0]
-            for part in parts[1:]:
-                overlay = overlay * part
-            overlay = overlay * self.streams[self.runs[0]].fault_map(named=name == "queue")
-            pane.object = overlay.opts(**plots.time_plot_opts(name, figure=f"{self.prefix}-{name}"))
+        """Empty every plot for a new run (reset, replay, scenario switch), and its axes with it: the plots stay, their
+        data goes (in the same held update as the new run's first rows)."""
+        for streams in self.streams.values():
+            streams.clear()
+        self.plots.fit({r: st.source for r, st in self.streams.items()})
+        self.plots.show_faults(False)
 
     def push(self, run: str, samples: pd.DataFrame, events: pd.DataFrame, sample_interval: float) -> None:
         """Queue new ``samples`` and ``events`` rows of ``run``."""
-        faults = fault_frame(events) if len(events) else _empty_faults()
+        faults = fault_frame(events if len(events) and (events["kind"] == "fault").any() else pd.DataFrame())
         self.streams[run].push(series_frame(samples, sample_interval) if len(samples) else empty_series(), faults)
 
     def flush(self, budget: float = math.inf) -> bool:
-        """Draw one round: each plot once, with the rows queued for it, until ``budget`` wall seconds are spent.
-
-        At least one plot is drawn per call; the round goes on at the next call. Returns True when the round is
-        complete. Rows that arrive meanwhile wait for the next round (at high speed they always arrive).
-        """
-        t0 = time.perf_counter()
-        if not self._round:
-            for streams in self.streams.values():
-                streams.flush_faults()
-            self._round = [n for n in plots.TIME_PLOTS if any(st.pending(n) for st in self.streams.values())]
-        while self._round:
-            name = self._round.pop(0)
-            for streams in self.streams.values():
-                streams.flush_plot(name)
-            if time.perf_counter() - t0 >= budget:
-                break
-        return not self._round
+        """Stream every run's queued rows into the plots and fit the axes (cheap: proportional to the new rows, so
+        ``budget`` is not needed); True (the round is complete)."""
+        if any([st.flush() for st in self.streams.values()]):
+            self.plots.fit({r: st.source for r, st in self.streams.items()})
+            self.plots.show_faults(len(self.streams[self.runs[0]].faults.data["time"]) > 0)
+        return True
 
     def restart_round(self) -> None:
-        """Give up the round in progress (its plots keep their queued rows): the next flush starts from the first plot."""
-        self._round = []
+        """Nothing to restart: a flush draws everything queued."""
+
+    def end_times(self) -> dict[str, float]:
+        """The simulated time each plot ends at (its x range's end): the same for all of them."""
+        return {name: float(fig.x_range.end) for name, fig in self.plots.figures.items()}
 
     @property
-    def figures(self) -> dict[str, pn.pane.HoloViews]:
+    def figures(self) -> dict[str, pn.pane.Bokeh]:
         return self.panes
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -269,23 +234,26 @@ EVENT_CSS = """
 class EventLog(pn.viewable.Viewer):
     """Commands with the rule that produced each, faults, parameter changes; newest first, bounded.
 
-    A plain HTML table rebuilt on :meth:`flush` (a bounded number of rows): cheaper on the server and in the
-    browser than streaming into a data-grid widget.
+    A plain HTML table (cheaper on the server and in the browser than streaming into a data-grid widget). A row's HTML
+    is made once, when it is first shown; :meth:`flush` only joins the newest rows of the kinds chosen.
     """
 
     def __init__(self):
         super().__init__()
         self.rows = pd.DataFrame({c: pd.Series(dtype=float if c == "time" else object) for c in EVENT_COLUMNS})
+        self._html: list[str | None] = []  # one <tr> per row of self.rows, newest first (None: not shown yet)
         kinds = ["command", "fault", "param", "placement", "vm"]
         self.kinds = pn.widgets.CheckButtonGroup(options=kinds, value=list(kinds), color="light", description="Which events to list")
         self.kinds.param.watch(lambda e: self._send(), "value")
         self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
         self._pending: list[pd.DataFrame] = []
+        self._send()
 
     def clear(self) -> None:
         self._pending = []
         self.rows = self.rows.iloc[0:0]
+        self._html = []
         self._send()
 
     def push(self, events: pd.DataFrame) -> None:
@@ -298,31 +266,49 @@ class EventLog(pn.viewable.Viewer):
             return
         new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
         self._pending = []
-        new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(EVENT_ROWS * 4)
-        self.rows = pd.concat([new, self.rows], ignore_index=True).head(EVENT_ROWS * 4) if len(self.rows) else new.reset_index(drop=True)
+        keep = EVENT_ROWS * 4
+        new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(keep).reset_index(drop=True)
+        self.rows = pd.concat([new, self.rows], ignore_index=True).head(keep) if len(self.rows) else new
+        self._html = ([None] * len(new) + self._html)[:keep]
         self._send()
 
     def _send(self) -> None:
-        shown = self.rows[self.rows["kind"].isin(self.kinds.value)].head(EVENT_ROWS)
-        cells = {c: shown[c].astype(object).where(shown[c].notna(), "").astype(str).map(html.escape).to_numpy() for c in EVENT_COLUMNS[1:]}
-        times = shown["time"].to_numpy(dtype=float)
-        body = "".join(
-            f"<tr class='{cells['kind'][i]}'><td>{plots.hms(times[i])}</td>"
-            + "".join(f"<td>{cells[c][i]}</td>" for c in EVENT_COLUMNS[1:])
-            + "</tr>"
-            for i in range(len(shown))
-        )
+        """The newest rows of the kinds chosen; a row's HTML is made the first time it is shown."""
+        mask = self.rows["kind"].isin(self.kinds.value).to_numpy()
+        shown = np.flatnonzero(mask)[:EVENT_ROWS]
+        missing = [i for i in shown if self._html[i] is None]
+        if missing:
+            for i, row in zip(missing, _row_html(self.rows.iloc[missing]), strict=True):
+                self._html[i] = row
+        body = "".join(self._html[i] for i in shown)
         head = "".join(f"<th>{c}</th>" for c in EVENT_COLUMNS)
-        self.table.object = f"<div class='event-log'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        text = f"<div class='event-log'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        if text != self.table.object:
+            self.table.object = text
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.pane
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else html.escape(str(value))
+
+
+def _row_html(rows: pd.DataFrame) -> list[str]:
+    """One table row of HTML per event row (escaped)."""
+    times = rows["time"].tolist()
+    cells = list(zip(*(rows[c].tolist() for c in EVENT_COLUMNS[1:]), strict=True)) if len(rows) else []
+    return [
+        f"<tr class='{_cell(row[0])}'><td>{plots.hms(t)}</td>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
+        for t, row in zip(times, cells, strict=True)
+    ]
 
 
 class SeriesTab(TabBase, pn.viewable.Viewer):
     """The "Live" tab: the time plots and the event log of one run, fed from ``samples`` and ``events``."""
 
     tables = ("samples", "events")
+    streams_only = True
 
     def __init__(self, run: str = "live", sample_interval: float = 5.0):
         super().__init__()
@@ -330,6 +316,7 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
         self.sample_interval = sample_interval
         self.series = TimeSeriesView((run,))
         self.events = EventLog()
+        self._events_at = 0.0
         self._layout = pn.Column(self.series, pn.pane.Markdown("### Event log"), self.events, sizing_mode="stretch_width")
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
@@ -341,7 +328,9 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
     def flush(self, now: float, budget: float = math.inf) -> bool:
         """Draw what was queued within ``budget`` wall seconds; True when all of it is drawn."""
         done = self.series.flush(budget)
-        if done:  # the log costs more than a plot: once per round
+        wall = time.perf_counter()
+        if done and (budget == math.inf or wall - self._events_at >= EVENTS_EVERY):  # the log costs more than the plots
+            self._events_at = wall
             self.events.flush()
         return done
 

@@ -235,8 +235,9 @@ def test_controller_extensions_are_toggles_gated_by_seed_exact_mode():
 
 
 # -- views -----------------------------------------------------------------------------------------------------------------
-def test_every_live_plot_is_a_holoviews_dynamic_map_inside_the_panel_layout(clustered):
+def test_the_live_time_plots_are_bokeh_figures_over_streamed_sources_and_the_heatmaps_dynamic_maps(clustered):
     import panel as pn
+    from bokeh.models import ColumnDataSource
 
     from dashboard.ui import Dashboard
 
@@ -244,16 +245,15 @@ def test_every_live_plot_is_a_holoviews_dynamic_map_inside_the_panel_layout(clus
     d.show_tab("Placement")  # built when first shown, with the rows so far
     ticked(d, 1)
     d.compare.rebuild()
-    panes = [*d.views.panes.values(), d.placement.plot, d.scores.plot, *d.compare.views.panes.values()]
-    assert len(panes) == 6 + 2 + 6
-    for pane in panes:
-        assert isinstance(pane, pn.pane.HoloViews)
-        assert isinstance(pane.object, hv.DynamicMap), type(pane.object)
-    for pane in d.views.panes.values():  # each time plot: a DynamicMap over a bounded Buffer (and the faults' Pipe)
-        streams = hv.core.spaces.get_nested_streams(pane.object)
-        assert any(isinstance(s, hv.streams.Buffer) and s.length == 1500 for s in streams)
-        assert any(isinstance(s, hv.streams.Pipe) and not isinstance(s, hv.streams.Buffer) for s in streams)
-    assert isinstance(d.views.panes["queue"].object[()], hv.Overlay)  # elements overlaid with *
+    for view in (d.views, d.compare.views):  # each time plot: a Bokeh figure over one bounded source per run
+        assert len(view.panes) == 6
+        for pane in view.panes.values():
+            assert isinstance(pane, pn.pane.Bokeh)
+            sources = {r.data_source for r in pane.object.renderers}
+            assert {st.source for st in view.streams.values()} <= sources
+            assert all(isinstance(src, ColumnDataSource) for src in sources)
+    for pane in (d.placement.plot, d.scores.plot):
+        assert isinstance(pane, pn.pane.HoloViews) and isinstance(pane.object, hv.DynamicMap)
     assert isinstance(d.placement.plot.object[()].get(0), hv.Image) and isinstance(d.scores.plot.object[()].get(0), hv.Image)
 
 
@@ -267,8 +267,7 @@ def test_the_dashboard_streams_into_bounded_buffers_in_time_order():
     rows = d.views.streams["live"].rows()
     assert 0 < rows <= views.WINDOW
     assert d.session.sim.sample_count > views.WINDOW  # the window rolled over
-    for buffer in d.views.streams["live"].buffers.values():
-        assert np.all(np.diff(buffer.data["time"].to_numpy()) > 0)
+    assert np.all(np.diff(d.views.streams["live"].frame()["time"].to_numpy()) > 0)
     assert 0 < d.events.table.object.count("<tr class=") <= views.EVENT_ROWS
 
 
@@ -282,7 +281,7 @@ def test_a_reset_empties_every_plot_which_then_holds_only_the_new_run():
     d.session.reset()
     d.session.tick(0.1)
     d.refresh()
-    times = d.views.streams["live"].buffers["queue"].data["time"].to_numpy()
+    times = d.views.streams["live"].frame()["time"].to_numpy()
     assert len(times) and times[0] == d.session.sim.sections["run"].sample_interval and np.all(np.diff(times) > 0)
 
 
@@ -357,7 +356,7 @@ def test_a_finished_run_renders_from_its_tables_with_no_engine_behind_it(cluster
     interval = sim.sections["run"].sample_interval
     del sim  # nothing live: the views see only the tables
     view = RunView.from_frames(frames, interval)
-    series = view.series.streams["live"].buffers["queue"].data
+    series = view.series.streams["live"].frame()
     assert len(series) == len(frames["samples"]) and np.all(np.diff(series["time"]) > 0)
     grid = view.placement.grid()
     assert grid.shape == (len(frames["nodes"]), HEATMAP_COLUMNS) and grid.max() >= 1
@@ -385,7 +384,7 @@ def test_a_downloaded_recording_replays_into_a_live_session():
     assert other.session.sim.sections["autoscaler"].MAX_WORKERS == 5
     assert other.controls.sections["autoscaler"].copy.MAX_WORKERS == 5
     assert json.loads(text)["seed"] == other.session.sim.seed
-    times = other.views.streams["live"].buffers["queue"].data["time"].to_numpy()
+    times = other.views.streams["live"].frame()["time"].to_numpy()
     assert len(times) == other.session.sim.sample_count and np.all(np.diff(times) > 0)  # the history once, in order
     other.replay.value = b"{not json"
     assert other.message.visible and "Recording not loaded" in other.message.object

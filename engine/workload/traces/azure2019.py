@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.core import filecache
 from engine.workload.traces.common import (
     TraceError,
     _frozen,
@@ -50,6 +51,19 @@ def minute_columns(columns: Sequence[str]) -> tuple[list[str], str]:
     return [c for _, c in sorted(groups[prefix])], prefix
 
 
+def _minute_block(df, minute_cols: list[str]) -> np.ndarray:
+    """Every row's per-minute counts as floats (a cell that is no number: NaN), once per file."""
+    import pandas as pd
+
+    frame = df[minute_cols]
+    if all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes):
+        out = frame.to_numpy(dtype=float)
+    else:
+        out = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    out.flags.writeable = False
+    return out
+
+
 def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCounts:
     """Per-minute invocation counts from an Azure Functions 2019 ``invocations`` CSV (columns ``1``.. or ``minute_1``..).
 
@@ -59,7 +73,11 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     import pandas as pd
 
     path = resolve_trace_path(path)
-    df = _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction", "Trigger"))
+    # the parsed file, once per process while it is unchanged: a scenario's function slots, their durations and memory
+    # files each select rows of the same invocations file (12 reads of it for faas-azure; the frame is only read here)
+    df = filecache.cached(
+        "azure2019-invocations-csv", path, (), lambda: _read_csv(path, text_columns=("HashOwner", "HashApp", "HashFunction", "Trigger"))
+    )
     _require(df, path, ["HashFunction"], "azure2019 invocations")
     minute_cols, prefix = minute_columns(df.columns)
     if not minute_cols:
@@ -78,7 +96,7 @@ def read_azure2019_invocations(path: str | Path, function: str = "") -> MinuteCo
     rows = _select_rows(hashes, function, path, "HashFunction")
     sub = df.iloc[rows]
     # vectorised check of the whole block first; locate the offending cell only on error
-    block = sub[minute_cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    block = filecache.cached("azure2019-invocations-minutes", path, (tuple(minute_cols),), lambda: _minute_block(df, minute_cols))[rows]
     ok = np.isfinite(block) & (block >= 0) & (block == np.round(block)) & (block <= MAX_PER_MINUTE)
     if not ok.all():
         r, c = map(int, np.argwhere(~ok)[0])

@@ -428,3 +428,19 @@ def test_a_trace_session_replays_from_its_recording():
     sim.advance(600)
     again = Simulation.replay(sim.recording())  # raises if the samples differ
     pd.testing.assert_frame_equal(again.samples(), sim.samples())
+
+
+def test_a_scenarios_function_slots_parse_the_azure2019_invocations_file_once(monkeypatch):
+    """faas-azure's four slots, their durations and memory files all select rows of one invocations file: it is parsed
+    once per process while unchanged (it was parsed 12 times, most of a page's start on that scenario)."""
+    from engine.core import filecache
+    from engine.workload.traces import azure2019
+
+    filecache.clear()
+    parsed: list = []
+    real = azure2019._minute_block
+    monkeypatch.setattr(azure2019, "_minute_block", lambda df, cols: parsed.append(cols) or real(df, cols))
+    first = load_scenario("faas-azure")
+    again = load_scenario("faas-azure")
+    assert len(parsed) == 1
+    assert first.to_dict() == again.to_dict()

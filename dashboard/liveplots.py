@@ -1,0 +1,193 @@
+"""The live time plots as Bokeh figures over one ``ColumnDataSource`` per run, fed with ``ColumnDataSource.stream``.
+
+A tick streams only its new rows (``stream(new, rollover=window)``): its drawing cost is proportional to what
+changed, not to the window, and every plot of a run shares that run's source, so all of them end at the same
+simulated time. The x range is one ``Range1d`` shared by a view's plots and the y ranges are set from the server
+(:meth:`LiveFigures.fit`): a new run empties them at once (no old axes survive a reset) and the legend keeps its
+headroom above the data. Faults are a ``VSpan`` per fault from a second source; the queue plot names them on hover.
+
+Styles (colours, dashes, labels, hovers) are those of :mod:`dashboard.plots`, which draws the same plots with
+HoloViews for finished runs, recordings and exports. Only public Bokeh API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.models import ColumnDataSource, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
+from bokeh.plotting import figure
+
+from dashboard.frames import SERIES_COLUMNS, WORKER_STATES
+from dashboard.plothooks import _time_ticker, hms_js
+from dashboard.plots import FAULT_COLOR, LEGEND_HEADROOM, PLOT_HEIGHT, RUN_STYLE, SECOND_RUNS, TIME_PLOTS, WAIT_STYLE, WORKER_COLORS
+
+TOOLS = "pan,xwheel_zoom,box_zoom,reset,save"
+
+
+def empty_series_data() -> dict[str, np.ndarray]:
+    return {c: np.zeros(0) for c in SERIES_COLUMNS}
+
+
+def empty_fault_data() -> dict[str, np.ndarray]:
+    return {"time": np.zeros(0), "fault": np.array([], dtype=object), "y": np.zeros(0)}
+
+
+@dataclass
+class LiveFigures:
+    """The six time plots of one or two runs (``sources``: run -> series source), on one shared x range."""
+
+    figures: dict[str, figure]
+    x_range: Range1d
+    y_columns: dict[str, list[str]]  # per plot: the series columns its y range covers
+    fault_items: list[LegendItem] = field(default_factory=list)
+
+    def fit(self, sources: Mapping[str, ColumnDataSource]) -> None:
+        """Axes that hold what the sources hold (an empty run: 0..1), the legend's headroom above the data."""
+        held = [s.data for s in sources.values() if len(s.data["time"])]
+        if not held:
+            _set(self.x_range, 0.0, 1.0)
+            for fig in self.figures.values():
+                _set(fig.y_range, 0.0, 1.0)
+            return
+        lo = min(float(d["time"][0]) for d in held)
+        hi = max(float(d["time"][-1]) for d in held)
+        _set(self.x_range, lo, hi if hi > lo else lo + 1.0)
+        for name, fig in self.figures.items():
+            values = [np.asarray(d[c], dtype=float) for d in held for c in self.y_columns[name]]
+            ymin = min((float(np.nanmin(v)) for v in values if np.isfinite(v).any()), default=0.0)
+            ymax = max((float(np.nanmax(v)) for v in values if np.isfinite(v).any()), default=1.0)
+            ymin = min(ymin, 0.0)
+            span = ymax - ymin if ymax > ymin else max(abs(ymax), 1.0)
+            _set(fig.y_range, ymin, ymax + span * LEGEND_HEADROOM / (1 - LEGEND_HEADROOM))
+
+    def show_faults(self, any_fault: bool) -> None:
+        """A legend entry for faults only once there is a fault to show."""
+        for item in self.fault_items:
+            if item.visible != any_fault:
+                item.visible = any_fault
+
+
+def _set(rng: Range1d, start: float, end: float) -> None:
+    if rng.start != start or rng.end != end:
+        rng.update(start=start, end=end)
+
+
+def _hover(fig: figure, renderer, items: list[tuple[str, str]], vline: bool = True) -> None:
+    fig.add_tools(
+        HoverTool(
+            renderers=[renderer],
+            tooltips=[("time", "@{time}{custom}"), *items],
+            formatters={"@{time}": CustomJSHover(code=hms_js("value"))},
+            mode="vline" if vline else "mouse",
+        )
+    )
+
+
+def _line(fig, source, y: str, label: str, color: str, dash: str = "solid", width: float = 2.0, hover: list[str] | None = None):
+    r = fig.line("time", y, source=source, color=color, line_dash=dash, line_width=width, legend_label=label)
+    shown = [y] + [c for c in (hover or []) if c != y]
+    _hover(fig, r, [(c.replace("_", " "), f"@{{{c}}}{{0.[00]}}") for c in shown])
+    return r
+
+
+def _suffix(run: str) -> str:
+    return "" if run == "live" else f" {run}"
+
+
+def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[str]:
+    """Draw plot ``name`` of ``run`` into ``fig``; returns the columns its y range must cover."""
+    color, dash = RUN_STYLE[run]
+    s = _suffix(run)
+    if name == "queue":
+        _line(fig, source, "queue_length", "queue" + s, color, dash)
+        return ["queue_length"]
+    if name == "time_left":
+        band = color if run != "live" else "#1a9850"
+        fig.varea("time", "band_low", "band_high", source=source, color=band, alpha=0.15, legend_label="band" + s)
+        _line(fig, source, "time_left_shown", "time_left" + s, color, dash, hover=["time_left", "band_low", "band_high"])
+        capped = fig.scatter(
+            "time", "time_left_clipped", source=source, color=color, marker="triangle", size=7, legend_label="off the scale" + s
+        )
+        _hover(fig, capped, [("time_left", "@{time_left}{0.[0]} s")], vline=False)
+        return ["time_left_shown", "band_low", "band_high"]
+    if name == "workers":
+        if run != "live":
+            _line(fig, source, "workers_active", f"active {run}", color, dash, hover=["workers_total"])
+            return ["workers_active"]
+        for i, state in enumerate(WORKER_STATES):
+            label = state.removeprefix("workers_").replace("_", " ")
+            fig.varea("time", f"stack_{i}", f"stack_{i + 1}", source=source, color=WORKER_COLORS[state], alpha=0.85, legend_label=label)
+        _line(fig, source, "workers_total", "total", "#8c8c8c", width=1.5, hover=list(WORKER_STATES))
+        return ["stack_0", f"stack_{len(WORKER_STATES)}", "workers_total"]
+    if name == "rates":
+        if run not in SECOND_RUNS:
+            _line(fig, source, "arrival_rate", "arrivals", "#999999", width=1.5)
+        _line(fig, source, "completion_rate", "completions" + s, color, dash, width=1.5)
+        return ["arrival_rate", "completion_rate"]
+    if name == "waits":
+        if run != "live":
+            _line(fig, source, "wait_p95", f"p95 {run}", color, dash)
+            return ["wait_p95"]
+        for c, (col, d, lbl) in WAIT_STYLE.items():
+            _line(fig, source, c, lbl, col, d, width=1.6)
+        return list(WAIT_STYLE)
+    if name == "vm_hours":
+        _line(fig, source, "vm_hours", "VM-hours" + s, color, dash)
+        return ["vm_hours"]
+    raise KeyError(name)
+
+
+def _figure(name: str, prefix: str, x_range: Range1d) -> figure:
+    spec = TIME_PLOTS[name]
+    fig = figure(
+        name=f"{prefix}-{name}",
+        title=spec.title,
+        x_range=x_range,
+        y_range=Range1d(0.0, 1.0),
+        height=PLOT_HEIGHT,
+        min_width=300,
+        sizing_mode="stretch_width",
+        tools=TOOLS,
+        active_scroll=None,
+        toolbar_location="right",
+        x_axis_label="simulated time (h:mm:ss)",
+        y_axis_label=spec.ylabel,
+    )
+    fig.toolbar.autohide = True  # the toolbar shows when the mouse is over the plot: titles stay readable
+    fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
+    fig.xaxis.ticker = fig.xgrid.ticker = _time_ticker()
+    return fig
+
+
+def live_figures(sources: Mapping[str, ColumnDataSource], faults: ColumnDataSource, prefix: str) -> LiveFigures:
+    """The time plots of ``sources`` (run -> series source; the first run's ``faults`` marked), named ``prefix-NAME``."""
+    x_range = Range1d(0.0, 1.0)
+    figures, y_columns, fault_items = {}, {}, []
+    for name in TIME_PLOTS:
+        fig = _figure(name, prefix, x_range)
+        cols: list[str] = []
+        for run, source in sources.items():
+            cols += _body(name, fig, source, run)
+        spans = fig.vspan(x="time", source=faults, line_color=FAULT_COLOR, line_dash="dashed", line_width=1.2, line_alpha=0.8)
+        marked = [spans]
+        if name == "queue":  # one plot names the faults on hover (a marker per plot would cost a glyph and a hover each)
+            feet = fig.scatter("time", "y", source=faults, color=FAULT_COLOR, marker="inverted_triangle", size=10)
+            _hover(fig, feet, [("fault", "@{fault}")], vline=False)
+            marked.append(feet)
+        legend = fig.legend[0]
+        item = LegendItem(label="fault" if name != "queue" else "fault (hover: which)", renderers=marked, visible=False)
+        legend.items.append(item)
+        fault_items.append(item)
+        legend.update(
+            location="top_left",
+            ncols=6,
+            background_fill_alpha=0.75,
+            label_text_font_size="8pt",
+            padding=2,
+            spacing=0,
+            margin=2,
+        )
+        figures[name], y_columns[name] = fig, cols
+    return LiveFigures(figures, x_range, y_columns, fault_items)

@@ -1,0 +1,90 @@
+"""The live time plots (Bokeh figures over streamed sources) through the dashboard's own tick, without a browser."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dashboard.ui import Dashboard
+
+
+def _ends(d: Dashboard) -> set[float]:
+    """Where each live time plot ends: its x range's end, and the last time of every source its renderers draw."""
+    ends = set(d.views.end_times().values())
+    for pane in d.views.panes.values():
+        for r in pane.object.renderers:
+            times = r.data_source.data["time"]
+            if len(times) and "fault" not in r.data_source.data:
+                ends.add(float(times[-1]))
+    return ends
+
+
+def test_every_live_plot_ends_at_the_same_simulated_time_after_each_tick():
+    d = Dashboard("default")
+    d.session.speed = 3600.0
+    d.loop.tick(0.1)
+    for _ in range(25):
+        d.loop.tick(0.1)
+        ends = _ends(d)
+        assert len(ends) == 1, ends
+        held = d.views.streams["live"].frame()["time"].to_numpy()
+        assert ends == {float(held[-1])}
+
+
+def test_after_a_reset_every_plot_drops_the_old_runs_axes_at_once():
+    d = Dashboard("default")
+    d.session.speed = 3600.0
+    for _ in range(6):
+        d.loop.tick(0.2)
+    old_end = max(d.views.end_times().values())
+    assert old_end > 1000
+    d.session.playing = False
+    d.session.reset()
+    d.loop.tick(0.1)  # the new run is swapped in; paused at t=0 it has no rows yet
+    assert d.views.streams["live"].rows() == 0
+    for fig in d.views.plots.figures.values():
+        assert (fig.x_range.start, fig.x_range.end) == (0.0, 1.0)
+        assert (fig.y_range.start, fig.y_range.end) == (0.0, 1.0)
+    assert not any(item.visible for item in d.views.plots.fault_items)
+    while d.session.sim.sample_count < 3:
+        d.session.step()
+    d.loop.poll_and_push()
+    d.loop.draw(force=True)
+    interval = d.session.sim.sections["run"].sample_interval
+    for fig in d.views.plots.figures.values():  # the new run's axes, from its first sample
+        assert fig.x_range.start == interval and fig.x_range.end < old_end
+
+
+def test_a_tick_streams_only_the_new_rows():
+    from bokeh.document import Document
+    from bokeh.document.events import ColumnDataChangedEvent, ColumnsStreamedEvent, ModelChangedEvent
+
+    d = Dashboard("default")
+    d.session.speed = 600.0
+    d.loop.tick(0.1)
+    source = d.views.streams["live"].source
+    doc = Document()
+    doc.add_root(d.views.plots.figures["queue"])
+    seen: list = []
+    doc.on_change(lambda event: seen.append(event))
+    held = d.views.streams["live"].rows()
+    for _ in range(5):
+        d.loop.tick(0.1)
+    d.loop.draw(force=True)  # the ticks above may all fall within one drawing period (a fast machine)
+    to_source = [e for e in seen if getattr(e, "model", None) is source]
+    assert to_source and all(isinstance(e, ColumnsStreamedEvent) for e in to_source)  # never the whole data again
+    assert not any(isinstance(e, ModelChangedEvent | ColumnDataChangedEvent) and e.model is source for e in seen)
+    streamed = sum(len(e.data["time"]) for e in to_source)
+    assert streamed == d.views.streams["live"].rows() - held > 0  # each new row once (the window did not roll over)
+    assert np.all(np.diff(d.views.streams["live"].frame()["time"].to_numpy()) > 0)
+
+
+def test_the_pages_first_document_already_holds_the_first_simulated_minutes():
+    from bokeh.document import Document
+
+    d = Dashboard("default")
+    doc = Document()
+    d.page().server_doc(doc)  # what the server sends first, before any tick
+    assert d.loop.ticks == 0
+    source = d.views.streams["live"].source
+    assert source.document is doc and len(source.data["time"]) >= 5  # five samples at least
+    assert d.views.plots.x_range.end == source.data["time"][-1] > 0
