@@ -45,3 +45,15 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 _hypothesis_settings.register_profile("default", max_examples=12)
 _hypothesis_settings.register_profile("long", max_examples=300)
 _hypothesis_settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _patient_pages(request: pytest.FixtureRequest) -> None:
+    """Browser actions and waits get the hang guard of ``served.GUARD_MS`` rather than Playwright's 30 s: on two
+    loaded cores a page can take longer than that to render, and a test waits for conditions, not for times."""
+    if "page" in request.fixturenames:
+        from served import GUARD_MS
+
+        page = request.getfixturevalue("page")
+        page.set_default_timeout(GUARD_MS)
+        page.set_default_navigation_timeout(GUARD_MS)

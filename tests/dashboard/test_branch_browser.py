@@ -6,8 +6,8 @@ import threading
 
 import pytest
 import test_browser as browser  # the served app and its page helpers (tests/dashboard is on sys.path)
-from panel.tests.util import wait_until
 from playwright.sync_api import expect
+from served import wait_until
 from test_recordings_browser import _no_pages_of_earlier_servers, wait_for_rows  # noqa: F401 - an autouse fixture
 
 from engine import Recording

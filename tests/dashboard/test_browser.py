@@ -12,10 +12,11 @@ from urllib.parse import urlparse
 
 import pytest
 from panel.io.state import state
-from panel.tests.util import serve_component, wait_until
 from playwright.sync_api import expect
+from served import serve_component, wait_until
 
 from dashboard.ui import Dashboard
+from dashboard.views import WINDOW
 
 pytestmark = pytest.mark.browser
 
@@ -84,7 +85,8 @@ def assert_one_run_in_every_plot(plots: dict, first: float, rows: int = 0) -> bo
                 continue
             x = r["x"][: len(r["x"]) // 2] if r["glyph"] == "Patch" else r["x"]  # an area runs forward, then back
             assert all(b > a for a, b in zip(x, x[1:], strict=False)), f"{name} {r['glyph']}: x not strictly increasing"
-            assert x[0] == pytest.approx(first), f"{name} {r['glyph']}: starts at {x[0]}, not {first}"
+            # a run longer than the window has rolled its start out (a fast run on a slow page gets there first)
+            assert x[0] == pytest.approx(first) or len(x) >= WINDOW, f"{name} {r['glyph']}: starts at {x[0]}, not {first}"
         assert max((len(r["x"]) for r in renderers if not r["fault"]), default=0) >= rows, f"{name}: fewer than {rows} points"
     return True
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from panel.io.state import state
-from panel.tests.util import serve_component, wait_until
 from playwright.sync_api import expect
+from served import GUARD_MS, serve_component, wait_until
 
 from dashboard.ui import Dashboard
 
@@ -54,24 +54,24 @@ def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(se
     sim = d.session.sim
     page.locator(".bk-tab", has_text="Functions").click()
     for column in ("rps", "response", "replicas"):
-        page.wait_for_function(f"() => ({JS_ROWS})('{column}') > 3", timeout=40000)
-    page.wait_for_function(f"() => ({JS_IMAGE})() > 1", timeout=40000)
-    expect(page.locator(".functions-view .function-kpis table").first).to_be_attached(timeout=40000)
+        page.wait_for_function(f"() => ({JS_ROWS})('{column}') > 3", timeout=GUARD_MS)
+    page.wait_for_function(f"() => ({JS_IMAGE})() > 1", timeout=GUARD_MS)
+    expect(page.locator(".functions-view .function-kpis table").first).to_be_attached(timeout=GUARD_MS)
     assert page.locator(".functions-view .function-kpis table").count() == 1
     page.screenshot(path=str(artifacts / "dashboard-functions.png"), full_page=True)
 
     # KPA on mobilenet runs up to 16 replicas in its bursts: bound it at 3 from the page
     wait_until(
-        lambda: sim.frame("function_samples").query("function == 'mobilenet-inference'").replicas_running.max() > 3, page, timeout=60000
+        lambda: sim.frame("function_samples").query("function == 'mobilenet-inference'").replicas_running.max() > 3, page, timeout=GUARD_MS
     )
     handle = page.locator(".ctl-fn-fn2-max_replicas .noUi-handle").first
     handle.focus()
     handle.press("Home")
     handle.press("ArrowRight")
     handle.press("ArrowRight")
-    wait_until(lambda: d.session.sim.sections["fn2"].max_replicas == 3, page, timeout=15000)
+    wait_until(lambda: d.session.sim.sections["fn2"].max_replicas == 3, page, timeout=GUARD_MS)
     changed = sim.events().query("kind == 'param' and command == 'fn2.max_replicas'").time.iloc[-1]
-    wait_until(lambda: sim.now > changed + 60, page, timeout=30000)
+    wait_until(lambda: sim.now > changed + 60, page, timeout=GUARD_MS)
     after = sim.frame("function_samples").query("function == 'mobilenet-inference' and time > @changed + 5")
     assert len(after) and (after.replicas_running + after.replicas_starting + after.replicas_pending).max() <= 3
     errors = [m.text for m in messages if m.type == "error"]

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from panel.io.state import state
-from panel.tests.util import serve_component
 from playwright.sync_api import expect
+from served import GUARD_MS, serve_component
 
 from dashboard.gpu import SOURCE_NAME, GpuDeviceView
 from dashboard.ui import Dashboard
@@ -81,7 +81,7 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
     }}"""
     try:
         page.locator(".bk-tab", has_text="Placement").click()
-        page.wait_for_function(f"() => ({js})() > 0", timeout=40000)  # some device shows a share in use
+        page.wait_for_function(f"() => ({js})() > 0", timeout=GUARD_MS)  # some device shows a share in use
         shape = page.evaluate(
             f"() => {{ const s = Bokeh.documents[0].get_model_by_name('{SOURCE_NAME}'); return [s.data.image[0].length, s.data.dw[0]]; }}"
         )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from panel.io.state import state
-from panel.tests.util import serve_component, wait_until
 from playwright.sync_api import expect
+from served import serve_component, wait_until
 
 from dashboard.ui import Dashboard
 from dashboard.whatiftab import FIGURE

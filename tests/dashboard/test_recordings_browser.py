@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import test_browser as browser  # the served app and its page helpers (tests/dashboard is on sys.path)
 from panel.io.state import state
-from panel.tests.util import wait_until
 from playwright.sync_api import expect
+from served import GUARD_MS, wait_until
 
 from dashboard.export import PREFIX, export_html
 from engine import Recording, Simulation, load_recording
@@ -63,7 +63,7 @@ def wait_for_rows(page, names: list[str], least: int = 3, timeout: float = 30000
 
 def download(page, css: str, folder: Path) -> Path:
     """Click a FileDownload button and keep what the browser saved."""
-    with page.expect_download(timeout=60000) as info:
+    with page.expect_download(timeout=GUARD_MS) as info:
         page.locator(f".{css} .bk-btn").first.click()
     path = folder / info.value.suggested_filename
     info.value.save_as(path)
@@ -73,22 +73,22 @@ def download(page, css: str, folder: Path) -> Path:
 def test_a_session_driven_in_the_browser_is_saved_replays_exactly_elsewhere_and_opens_at_once(served, tmp_path, monkeypatch):
     page, d = served.page, served.dashboard
     s = d.session
-    wait_until(lambda: s.sim.now > 100, page, timeout=20000)
+    wait_until(lambda: s.sim.now > 100, page, timeout=GUARD_MS)
     handle = page.locator(".ctl-live-autoscaler-MAX_WORKERS .noUi-handle").first  # a slider move
     handle.focus()
     handle.press("ArrowLeft")
     handle.press("ArrowLeft")
-    wait_until(lambda: s.sim.sections["autoscaler"].MAX_WORKERS == 18, page, timeout=5000)
+    wait_until(lambda: s.sim.sections["autoscaler"].MAX_WORKERS == 18, page, timeout=GUARD_MS)
     weight = served.entry("ctl-live-scheduler-weight_balanced_resource")  # a weight change
     weight.fill("4")
     weight.press("Enter")
-    wait_until(lambda: s.sim.sections["scheduler"].weight_balanced_resource == 4.0, page, timeout=5000)
+    wait_until(lambda: s.sim.sections["scheduler"].weight_balanced_resource == 4.0, page, timeout=GUARD_MS)
     served.button("Crash a worker").click()  # a fault button
-    wait_until(lambda: (s.sim.events().command == "worker_crash").any(), page, timeout=5000)
+    wait_until(lambda: (s.sim.events().command == "worker_crash").any(), page, timeout=GUARD_MS)
     t = s.sim.now
-    wait_until(lambda: s.sim.now > t + 120, page, timeout=20000)
+    wait_until(lambda: s.sim.now > t + 120, page, timeout=GUARD_MS)
     served.button("Pause").click()
-    wait_until(lambda: not s.playing, page, timeout=5000)
+    wait_until(lambda: not s.playing, page, timeout=GUARD_MS)
     saved = download(page, "rec-save", tmp_path)
     recorded = {name: s.sim.frame(name) for name in s.sim.tables}
     assert saved.name.startswith("default-seed1-") and saved.suffix == ".scalelab"
@@ -104,7 +104,7 @@ def test_a_session_driven_in_the_browser_is_saved_replays_exactly_elsewhere_and_
 
     # a fresh dashboard opens it from its tables alone, every view at once
     page.goto(f"http://127.0.0.1:{served.port}/", wait_until="domcontentloaded")
-    wait_until(lambda: len(served.made) == 2, page, timeout=20000)
+    wait_until(lambda: len(served.made) == 2, page, timeout=GUARD_MS)
     fresh = served.made[-1]
     served.wait_for_data(["ts-queue"])
     built = []
@@ -115,13 +115,13 @@ def test_a_session_driven_in_the_browser_is_saved_replays_exactly_elsewhere_and_
     t0 = time.perf_counter()
     page.locator(".rec-load input[type=file]").first.set_input_files(str(saved))
     names = [f"rp-{n}" for n in TIME_PLOTS] + ["rp-timeline", "rp-placement-heatmap", "rp-score-heatmap"]
-    wait_for_rows(page, names, least=1, timeout=60000)
+    wait_for_rows(page, names, least=1, timeout=GUARD_MS)
     shown = time.perf_counter() - t0
     print(f"a saved session of {recorded['samples'].time.max():.0f} simulated s: every replay view drawn {shown:.1f} s after the upload")
     assert built == [], f"loading re-simulated: {built}"
     counts = rows(page, [f"rp-{n}" for n in TIME_PLOTS])
     assert all(n >= len(recorded["samples"]) for n in counts.values()), counts  # the whole history, at its end
-    expect(page.locator(".event-log tbody tr").first).to_be_attached(timeout=10000)
+    expect(page.locator(".event-log tbody tr").first).to_be_attached(timeout=GUARD_MS)
     expect(page.locator(".run-state .state").first).to_have_text("Replay paused")
     assert fresh.active_tab == "Replay" and fresh.recordings.replay_tab.at == load_recording(saved).until
     for name, frame in recorded.items():
@@ -134,7 +134,7 @@ def test_in_the_browser_an_example_is_scrubbed_exported_and_branched_and_the_bra
     page, d = served.page, served.dashboard
     served.tab("Replay")
     page.locator(".replay-open .bk-btn").first.click()  # the first example: cap-lowered
-    wait_for_rows(page, ["rp-queue", "rp-placement-heatmap"], least=1, timeout=60000)
+    wait_for_rows(page, ["rp-queue", "rp-placement-heatmap"], least=1, timeout=GUARD_MS)
     replay = d.recordings.replay_tab
     parent = replay.rec
     assert parent.path.name == "cap-lowered.scalelab"
@@ -143,26 +143,26 @@ def test_in_the_browser_an_example_is_scrubbed_exported_and_branched_and_the_bra
 
     marker = next(i for i, label in enumerate(replay.jump.options) if "MAX_WORKERS = 20" in label)
     page.locator(".replay-jump select").first.select_option(index=marker)  # jump to the cap's raise, mid-run
-    wait_until(lambda: replay.at == 900.0, page, timeout=10000)
-    page.wait_for_function(f"() => ({JS_ROWS})(['rp-queue'])['rp-queue'] === 180", timeout=10000)  # 5 s ... 900 s
+    wait_until(lambda: replay.at == 900.0, page, timeout=GUARD_MS)
+    page.wait_for_function(f"() => ({JS_ROWS})(['rp-queue'])['rp-queue'] === 180", timeout=GUARD_MS)  # 5 s ... 900 s
     assert replay.series.rows() == 180 and (replay.events.rows.time <= 900).all()
     page.screenshot(path=str(artifacts / "replay-scrubbed.png"))
 
     t0 = time.perf_counter()
     page.locator(".replay-branch .bk-btn").first.click()
-    wait_until(lambda: d.active_tab == "Branch" and d.session.sim.now == 900.0, page, timeout=30000)
+    wait_until(lambda: d.active_tab == "Branch" and d.session.sim.now == 900.0, page, timeout=GUARD_MS)
     s = d.session
-    expect(page.locator(".app-message").first).to_contain_text("Branched from cap-lowered.scalelab at 0:15:00", timeout=60000)
+    expect(page.locator(".app-message").first).to_contain_text("Branched from cap-lowered.scalelab at 0:15:00", timeout=GUARD_MS)
     print(f"branched at 0:15:00 and shown in the browser {time.perf_counter() - t0:.1f} s after the click")
     page.locator(".card-title", has_text="Workload").first.click()
     rate = served.entry("ctl-live-workload-rate")
     rate.fill("0.2")  # what if the load had dropped at the cap's raise?
     rate.press("Enter")
-    wait_until(lambda: s.sim.sections["workload"].rate == 0.2, page, timeout=10000)
+    wait_until(lambda: s.sim.sections["workload"].rate == 0.2, page, timeout=GUARD_MS)
     served.button("Play").click()
-    wait_until(lambda: s.sim.now > 1500, page, timeout=60000)
+    wait_until(lambda: s.sim.now > 1500, page, timeout=GUARD_MS)
     served.button("Pause").click()
-    page.wait_for_function(f"() => ({JS_ROWS})(['br-queue'])['br-queue'] >= 100", timeout=20000)
+    page.wait_for_function(f"() => ({JS_ROWS})(['br-queue'])['br-queue'] >= 100", timeout=GUARD_MS)
     page.screenshot(path=str(artifacts / "branch-overlay.png"))
     for table in ("samples", "events", "decisions", "placements"):
         a, b = parent.tables[table], s.sim.frame(table)
@@ -179,21 +179,21 @@ def test_bad_session_files_uploaded_each_give_one_line_naming_the_file_and_the_d
     page, d = served.page, served.dashboard
     served.tab("Replay")
     page.locator(".replay-open .bk-btn").first.click()
-    wait_for_rows(page, ["rp-queue"], least=1, timeout=60000)
+    wait_for_rows(page, ["rp-queue"], least=1, timeout=GUARD_MS)
     good = d.recordings.replay_tab.rec
     served.tab("Live")
-    wait_until(lambda: d.active_tab == "Live", page, timeout=10000)
+    wait_until(lambda: d.active_tab == "Live", page, timeout=GUARD_MS)
     d.session.playing = True
     served.wait_for_data(["ts-queue"])
     message = page.locator(".app-message").first
     for path in BAD_SESSIONS:
         page.locator(".rec-load input[type=file]").first.set_input_files(str(path))
-        expect(message).to_contain_text(f"Recording not loaded: {path.name}: ", timeout=30000)
+        expect(message).to_contain_text(f"Recording not loaded: {path.name}: ", timeout=GUARD_MS)
         text = message.inner_text().strip()
         assert "\n" not in text, text
         assert d.recordings.replay_tab.rec is good and d.active_tab == "Live"
     t = d.session.sim.now
-    wait_until(lambda: d.session.sim.now > t + 30, page, timeout=10000)  # still running
+    wait_until(lambda: d.session.sim.now > t + 30, page, timeout=GUARD_MS)  # still running
     assert not served.server_errors(), served.server_errors()
 
 
@@ -222,7 +222,7 @@ def test_the_page_of_a_one_hour_session_opens_offline_with_every_plot_filled_and
     page.set_viewport_size({"width": 1500, "height": 1000})
     page.goto((tmp_path / "one-hour.html").as_uri())
     figures = [f"{PREFIX}-{n}" for n in ["timeline", *TIME_PLOTS, "placement-heatmap", "score-heatmap"]]
-    wait_for_rows(page, figures, least=1, timeout=60000)
+    wait_for_rows(page, figures, least=1, timeout=GUARD_MS)
     counts = rows(page, [*figures, f"{PREFIX}-events", f"{PREFIX}-changes"])
     assert all(counts[f"{PREFIX}-{n}"] >= 719 for n in TIME_PLOTS), counts  # every sample of the hour
     assert counts[f"{PREFIX}-events"] == len(rec.tables["events"]) and counts[f"{PREFIX}-changes"] == len(rec.changes)
@@ -234,7 +234,7 @@ def test_the_page_of_a_one_hour_session_opens_offline_with_every_plot_filled_and
     queue.scroll_into_view_if_needed()
     box = queue.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.55)
-    expect(page.locator(".bk-Tooltip .bk-tooltip-content").first).to_contain_text("queue", timeout=5000)
+    expect(page.locator(".bk-Tooltip .bk-tooltip-content").first).to_contain_text("queue", timeout=GUARD_MS)
     before = page.evaluate(JS_X_RANGE, f"{PREFIX}-vm_hours")
     page.mouse.wheel(0, -600)
     page.wait_for_function(

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from panel.tests.util import run_panel_serve, wait_for_regex
+from served import GUARD_MS, panel_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +25,7 @@ def test_panel_serve_app_loads_in_browser(page):
         "--unused-session-lifetime",
         "15000",
     ]
-    with run_panel_serve(args, cwd=ROOT) as proc:
-        port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
+    with panel_serve(args, cwd=ROOT) as (_proc, port, _lines):
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -38,7 +36,7 @@ def test_panel_serve_app_loads_in_browser(page):
             " for (const m of d._all_models.values()) if (m.name === 'ts-queue')"
             "   return m.renderers.some(r => r.data_source && r.data_source.data.time && r.data_source.data.time.length > 3);"
             " return false; }",
-            timeout=30000,
+            timeout=GUARD_MS,
         )
         assert page.locator(".app-title").first.inner_text().startswith("scalelab")  # the app's template, not a bare page
         assert page.locator(".ctl-live-autoscaler-MAX_WORKERS").count() == 1
@@ -48,8 +46,7 @@ def test_panel_serve_app_loads_in_browser(page):
 def test_panel_serve_runs_a_notebook_that_ends_in_a_servable(page):
     """`panel serve notebooks/02-placement.ipynb` (nbconvert reads it): the page holds the notebook's plots, no error."""
     args = ["notebooks/02-placement.ipynb", "--port", "0", "--address", "127.0.0.1"]
-    with run_panel_serve(args, cwd=ROOT) as proc:
-        port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
+    with panel_serve(args, cwd=ROOT) as (_proc, port, _lines):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"http://127.0.0.1:{port}/02-placement", wait_until="domcontentloaded")

@@ -3,14 +3,13 @@ click one on the Pareto plot, and open it as the live session with that point's 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 from panel.io.state import state
-from panel.tests.util import run_panel_serve, serve_component, wait_for_regex, wait_until
 from playwright.sync_api import expect
+from served import GUARD_MS, panel_serve, serve_component, wait_until
 
 from dashboard.sweeps import EXPLORERS
 from dashboard.ui import Dashboard
@@ -84,7 +83,7 @@ def served(page, sweep_dirs):
 def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_parameters(served, artifacts):
     page, d, messages, out = served
     page.locator(".bk-tab", has_text="Sweeps").click()  # the tab is built when first shown
-    wait_until(lambda: any(e.live is d.session for e in EXPLORERS), page, timeout=60000)
+    wait_until(lambda: any(e.live is d.session for e in EXPLORERS), page, timeout=GUARD_MS)
     explorer = next(e for e in EXPLORERS if e.live is d.session)
     # sample, in the page, how many points the Pareto plot holds as the sweep runs
     page.evaluate(
@@ -92,7 +91,7 @@ def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_pa
     )
     page.locator(".sweep-start .bk-btn").first.click()
     page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=90000)
-    wait_until(lambda: explorer.running is None, page, timeout=30000)
+    wait_until(lambda: explorer.running is None, page, timeout=GUARD_MS)
     counts = page.evaluate("() => window.__counts")
     arrived = sorted({c for c in counts if c > 0})
     assert len(arrived) >= 2 and arrived[-1] == 6, f"points did not arrive run by run: {arrived}"
@@ -106,26 +105,26 @@ def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_pa
     target = max(points, key=lambda p: p["x"])
     number = int(target["label"].split()[0].lstrip("#"))
     page.mouse.click(target["x"], target["y"])
-    wait_until(lambda: explorer.selected == number, page, timeout=10000)
-    expect(page.locator(".sweep-point").first).to_contain_text(f"Point #{number}", timeout=10000)
+    wait_until(lambda: explorer.selected == number, page, timeout=GUARD_MS)
+    expect(page.locator(".sweep-point").first).to_contain_text(f"Point #{number}", timeout=GUARD_MS)
     row = explorer.means[explorer.means["point"] == number].iloc[0]
     workers, max_avg = int(row["autoscaler.MAX_WORKERS"]), float(row["autoscaler.MAX_AVG_TIME"])
 
     page.locator(".sweep-open .bk-btn").first.click()
-    wait_until(lambda: d.session.scenario == f"browser-sweep #{number}", page, timeout=20000)
-    wait_until(lambda: d.tabs.active == 0, page, timeout=20000)
+    wait_until(lambda: d.session.scenario == f"browser-sweep #{number}", page, timeout=GUARD_MS)
+    wait_until(lambda: d.tabs.active == 0, page, timeout=GUARD_MS)
     sim = d.session.sim
     assert sim.sections["autoscaler"].MAX_WORKERS == workers and sim.sections["autoscaler"].MAX_AVG_TIME == max_avg
     assert d.session.seed == 1 and sim.seed == 1
     # on screen: the live controls show the point's values and the new run streams from t=0
-    expect(page.locator(".ctl-live-autoscaler-MAX_WORKERS input").first).to_have_value(str(workers), timeout=20000)
-    wait_until(lambda: sim.now > 60, page, timeout=20000)
+    expect(page.locator(".ctl-live-autoscaler-MAX_WORKERS input").first).to_have_value(str(workers), timeout=GUARD_MS)
+    wait_until(lambda: sim.now > 60, page, timeout=GUARD_MS)
     page.wait_for_function(
         """() => { for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === 'ts-queue')
              return m.renderers.some(r => r.data_source && r.data_source.data.time && r.data_source.data.time.length > 3
                                           && r.data_source.data.time[0] < 30);
            return false; }""",
-        timeout=20000,
+        timeout=GUARD_MS,
     )
     assert sim.samples().workers_total.max() <= workers
     page.screenshot(path=str(artifacts / "dashboard-sweep-point-live.png"), full_page=True)
@@ -137,8 +136,7 @@ def test_panel_serve_starts_a_sweep_from_the_tab_on_its_own_localcluster(page, s
     """`panel serve dashboard/app.py` (as `make serve` runs it): the tab's LocalCluster workers start and the points arrive."""
     _, out = sweep_dirs
     args = ["dashboard/app.py", "--port", "0", "--address", "127.0.0.1"]
-    with run_panel_serve(args, cwd=ROOT) as proc:
-        port = int(wait_for_regex(proc.stdout, re.compile(r"Bokeh app running at: http://127\.0\.0\.1:(\d+)/"))[0])
+    with panel_serve(args, cwd=ROOT) as (_proc, port, _lines):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded")

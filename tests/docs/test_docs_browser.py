@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+from served import GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,7 +37,7 @@ def test_landing_tutorial_and_parameter_reference_render_offline(built_docs: Pat
     page.locator(".bd-header nav a", has_text="Tutorials").first.click()
     page.locator(".bd-article a", has_text="placement").first.click()
     expect(page.locator("h1").first).to_contain_text("Where workers land")
-    page.wait_for_function(f"() => ({JS_DRAWN_PLOTS})().drawn >= 3", timeout=60_000)
+    page.wait_for_function(f"() => ({JS_DRAWN_PLOTS})().drawn >= 3", timeout=GUARD_MS)
     drawn = page.evaluate(JS_DRAWN_PLOTS)
     assert drawn["documents"] >= 3 and drawn["roots"] >= 3, drawn
     page.locator(".bk-Figure").first.scroll_into_view_if_needed()
