@@ -28,7 +28,7 @@ def run(code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_readme_is_a_landing_page_with_working_links():
     text = README.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 150
+    assert len(text.splitlines()) <= 175  # a landing page: what the issues ask of it, and links for the rest
     assert "make serve" in text and "make test" in text
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
         if not target.startswith(("http:", "https:")):
