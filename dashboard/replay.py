@@ -59,6 +59,11 @@ def recording_view_default() -> Any:
     return world_view("vm")
 
 
+def scrub_label(at: float) -> str:
+    """The replay slider's label at scrubbed time ``at``."""
+    return f"Scrub (simulated time): {plots.hms(at)}"
+
+
 def is_session_file(data: bytes, filename: str) -> bool:
     """Is an upload a ``.scalelab`` session file (a zip, or so named) rather than a version-1 JSON recording?"""
     return data[:2] == b"PK" or filename.lower().endswith(".scalelab")
@@ -151,6 +156,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
         self._on_branch, self._on_open = on_branch, on_open
         self.kpi_row = KpiRow()
+        self.kpi_row.pane.css_classes = ["replay-kpis"]
         self.series = SeriesAt(REPLAY_PREFIX)
         self.events = EventLog()
         self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX)
@@ -177,12 +183,16 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.cursor_pipe = hv.streams.Pipe(data=0.0)
         self.tap: hv.streams.SingleTap | None = None
         self.timeline = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)
+        # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
+        # handle is being dragged to, so that label, views and Branch button never disagree.
         self.slider = pn.widgets.FloatSlider(
-            label="Scrub (simulated time)",
+            name=scrub_label(0.0),
             start=0.0,
             end=1.0,
             step=5.0,
             value=0.0,
+            show_value=False,
+            tooltips=False,
             format=CustomJSTickFormatter(code=plots.hms_js("tick")),
             sizing_mode="stretch_width",
             css_classes=["replay-scrub"],
@@ -369,6 +379,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
                 self.slider.value = at
             finally:
                 self._setting_slider = False
+        if self.slider.name != scrub_label(at):
+            self.slider.name = scrub_label(at)
         self.branch.label = f"Branch here ({plots.hms(at)})"
         return done
 

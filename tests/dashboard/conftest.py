@@ -31,3 +31,20 @@ def plain() -> Scenario:
 @pytest.fixture
 def clustered() -> Scenario:
     return cluster_scenario()
+
+
+#: A busy machine (two CPU hogs beside the suite, load 10+) can take half a minute to serve a page: the browser tests'
+#: waits are for conditions, and these bounds only say when to give up.
+BROWSER_WAIT_MS = 120_000
+
+
+@pytest.fixture
+def page(page):
+    """pytest-playwright's page, with navigation, actions and ``expect`` given up on only after :data:`BROWSER_WAIT_MS`
+    (Panel's ``serve_component`` navigates with the page's default, 30 s, which a loaded machine exceeds)."""
+    from playwright.sync_api import expect
+
+    page.set_default_navigation_timeout(BROWSER_WAIT_MS)
+    page.set_default_timeout(BROWSER_WAIT_MS)
+    expect.set_options(timeout=BROWSER_WAIT_MS)
+    return page

@@ -89,6 +89,16 @@ def assert_one_run_in_every_plot(plots: dict, first: float, rows: int = 0) -> bo
     return True
 
 
+def serve_page(page, app, **kwargs) -> tuple[list, int]:
+    """Panel's ``serve_component`` (the app served in-process, the page opened), waiting for the page to render as long
+    as a busy machine needs (Panel's own waits give up after 5 s); returns the console messages and the port."""
+    messages, port = serve_component(page, app, wait=False, **kwargs)
+    for said in ("Websocket connection 0 is now open", "items were rendered successfully"):
+        wait_until(lambda said=said: any(said in str(m) or "Error rendering Bokeh items" in str(m) for m in messages), page, timeout=WAIT)
+    page.wait_for_function("document.readyState === 'complete'", timeout=WAIT)
+    return messages, port
+
+
 @pytest.fixture
 def served(page, caplog):
     """The app's page (template, header, sidebar, tabs) served in-process on a free port, opened in Chromium, streaming."""
@@ -104,7 +114,7 @@ def served(page, caplog):
         return d.page()
 
     # the flags of `make serve`: a session whose browser never connects is dropped after 15 s
-    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
+    messages, port = serve_page(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
     served = Served(page, made, messages, port, requests, caplog)
     served.wait_for_data(["ts-queue"])
     served.dashboard = made[0]
