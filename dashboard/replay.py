@@ -388,9 +388,11 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
         """The recording's markers, and a cursor at the scrubbed time that moves alone; a click on the strip jumps."""
         self.cursor_pipe = hv.streams.Pipe(data=self.until)
-        line = hv.DynamicMap(lambda data: cursor(data), streams=[self.cursor_pipe])
+        # the tap is a stream of the cursor's own DynamicMap: a SingleTap whose source is the whole strip (a DynamicMap
+        # made by ``*``) is never linked to the figure, and clicks went nowhere
+        self.tap = hv.streams.SingleTap(x=None)
+        line = hv.DynamicMap(lambda data, x, y: cursor(data), streams=[self.cursor_pipe, self.tap])
         strip = (timeline_body(marks) * line).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline"))
-        self.tap = hv.streams.SingleTap(source=strip, x=None)
         self.tap.param.watch(lambda e: self.seek(e.new) if e.new is not None else None, "x")
         self.timeline.object = strip
 

@@ -80,7 +80,7 @@ def test_while_the_replay_slider_is_dragged_its_label_the_views_and_the_branch_b
     for fraction in (0.8, 0.6, 0.4):  # dragged back in steps, held (the button not released)
         page.mouse.move(track["x"] + track["width"] * fraction, y, steps=4)
         seen.append(shown_times(page))  # right after the move: the label must not run ahead of the views
-        wait_until(lambda: abs(replay.at - fraction * replay.until) < 0.05 * replay.until, page, timeout=WAIT)
+        wait_until(lambda f=fraction: abs(replay.at - f * replay.until) < 0.05 * replay.until, page, timeout=WAIT)
         wait_until(lambda: agree(page) == hms(replay.at), page, timeout=WAIT)
         seen.append(shown_times(page))
     page.mouse.up()
