@@ -4,8 +4,9 @@ tables, and a per-function slider changes the engine live (the deployment is bou
 from __future__ import annotations
 
 import pytest
+import test_browser  # serve_page: the page waited for as long as a busy machine needs
 from panel.io.state import state
-from panel.tests.util import serve_component, wait_until
+from panel.tests.util import wait_until
 from playwright.sync_api import expect
 
 from dashboard.ui import Dashboard
@@ -42,7 +43,7 @@ def served_functions(page):
         made.append(d)
         return d
 
-    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
+    messages, port = test_browser.serve_page(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
     yield page, made[0], messages
     for d in made:
         d.stop()

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import test_browser  # serve_page: the page waited for as long as a busy machine needs
 from panel.io.state import state
-from panel.tests.util import serve_component
 from playwright.sync_api import expect
 
 from dashboard.gpu import SOURCE_NAME, GpuDeviceView
@@ -73,7 +73,7 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
         return d
 
     page.set_viewport_size({"width": 1500, "height": 1300})
-    messages, _ = serve_component(page, app)
+    messages, _ = test_browser.serve_page(page, app)
     js = f"""() => {{
       const d = window.Bokeh && Bokeh.documents[0]; if (!d) return null;
       const s = d.get_model_by_name('{SOURCE_NAME}'); if (!s) return null;

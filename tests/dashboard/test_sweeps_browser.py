@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+import test_browser as browser  # serve_page: the page waited for as long as a busy machine needs
 import yaml
 from panel.io.state import state
-from panel.tests.util import run_panel_serve, serve_component, wait_for_regex, wait_until
+from panel.tests.util import run_panel_serve, wait_for_regex, wait_until
 from playwright.sync_api import expect
 
 from dashboard.sweeps import EXPLORERS
@@ -72,7 +73,7 @@ def served(page, sweep_dirs):
         made.append(d)
         return d
 
-    messages, _ = serve_component(page, app)
+    messages, _ = browser.serve_page(page, app)
     yield page, made[0], messages, out
     for d in made:
         d.stop()
@@ -163,15 +164,11 @@ JS_OVERFLOW = """() => {
 
 
 def test_the_sweeps_tab_with_its_plots_fits_the_window_at_1400_and_1024_px_wide(sweep_dirs, page):
-    import test_browser as browser
-
-    from dashboard.ui import Dashboard as Shell
-
     page.set_viewport_size({"width": 1400, "height": 900})
     made: list = []
 
     def app():
-        made.append(Shell())
+        made.append(Dashboard())
         return made[-1].page()  # the served page: template, header, sidebar
 
     browser.serve_page(page, app)
