@@ -186,7 +186,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
         # handle is being dragged to, so that label, views and Branch button never disagree.
         self.slider = pn.widgets.FloatSlider(
-            name=scrub_label(0.0),
+            label=scrub_label(0.0),
             start=0.0,
             end=1.0,
             step=5.0,
@@ -379,8 +379,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
                 self.slider.value = at
             finally:
                 self._setting_slider = False
-        if self.slider.name != scrub_label(at):
-            self.slider.name = scrub_label(at)
+        if self.slider.label != scrub_label(at):
+            self.slider.label = scrub_label(at)
         self.branch.label = f"Branch here ({plots.hms(at)})"
         return done
 
