@@ -79,7 +79,7 @@ def soak(app_dir: Path = ROOT, sessions: int = 20, hold_s: float = 4.0, chromium
             for _ in range(sessions):
                 page = browser.new_page(viewport={"width": 1600, "height": 1000})
                 t0 = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded")
+                page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded", timeout=180000)  # a busy machine
                 page.wait_for_function(JS_HAS_DATA, timeout=120000, polling=50)
                 first_data.append(time.perf_counter() - t0)
                 page.wait_for_timeout(hold_s * 1000)

@@ -59,6 +59,11 @@ def recording_view_default() -> Any:
     return world_view("vm")
 
 
+def scrub_label(at: float) -> str:
+    """The replay slider's label at scrubbed time ``at``."""
+    return f"Scrub (simulated time): {plots.hms(at)}"
+
+
 def is_session_file(data: bytes, filename: str) -> bool:
     """Is an upload a ``.scalelab`` session file (a zip, or so named) rather than a version-1 JSON recording?"""
     return data[:2] == b"PK" or filename.lower().endswith(".scalelab")
@@ -151,6 +156,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
         self._on_branch, self._on_open = on_branch, on_open
         self.kpi_row = KpiRow()
+        self.kpi_row.pane.css_classes = ["replay-kpis"]
         self.series = SeriesAt(REPLAY_PREFIX)
         self.events = EventLog()
         self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX)
@@ -177,12 +183,16 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.cursor_pipe = hv.streams.Pipe(data=0.0)
         self.tap: hv.streams.SingleTap | None = None
         self.timeline = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)
+        # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
+        # handle is being dragged to, so that label, views and Branch button never disagree.
         self.slider = pn.widgets.FloatSlider(
-            label="Scrub (simulated time)",
+            label=scrub_label(0.0),
             start=0.0,
             end=1.0,
             step=5.0,
             value=0.0,
+            show_value=False,
+            tooltips=False,
             format=CustomJSTickFormatter(code=plots.hms_js("tick")),
             sizing_mode="stretch_width",
             css_classes=["replay-scrub"],
@@ -369,6 +379,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
                 self.slider.value = at
             finally:
                 self._setting_slider = False
+        if self.slider.label != scrub_label(at):
+            self.slider.label = scrub_label(at)
         self.branch.label = f"Branch here ({plots.hms(at)})"
         return done
 
@@ -376,9 +388,11 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
         """The recording's markers, and a cursor at the scrubbed time that moves alone; a click on the strip jumps."""
         self.cursor_pipe = hv.streams.Pipe(data=self.until)
-        line = hv.DynamicMap(lambda data: cursor(data), streams=[self.cursor_pipe])
+        # the tap is a stream of the cursor's own DynamicMap: a SingleTap whose source is the whole strip (a DynamicMap
+        # made by ``*``) is never linked to the figure, and clicks went nowhere
+        self.tap = hv.streams.SingleTap(x=None)
+        line = hv.DynamicMap(lambda data, x, y: cursor(data), streams=[self.cursor_pipe, self.tap])
         strip = (timeline_body(marks) * line).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline"))
-        self.tap = hv.streams.SingleTap(source=strip, x=None)
         self.tap.param.watch(lambda e: self.seek(e.new) if e.new is not None else None, "x")
         self.timeline.object = strip
 

@@ -173,7 +173,7 @@ class SweepExplorer(pn.viewable.Viewer):
         self.point_info = pn.pane.Markdown("Click a point of the Pareto plot to select it.", css_classes=["sweep-point"])
         self.plots = pn.Column(sizing_mode="stretch_width")
         w = {"sizing_mode": "stretch_width"}
-        self.controls = pn.Row(
+        self.controls = pn.FlexBox(
             pn.Column(
                 pn.widgets.Select.from_param(self.param.sweep, **w),
                 pn.widgets.IntInput.from_param(self.param.workers, **w),
@@ -181,7 +181,7 @@ class SweepExplorer(pn.viewable.Viewer):
                 width=300,
             ),
             pn.Column(pn.widgets.Select.from_param(self.param.dataset, **w), self.load_button, width=300),
-            pn.Column(self.status, self.progress, sizing_mode="stretch_width"),
+            pn.Column(self.status, self.progress, min_width=300, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
         self.body = pn.Column(sizing_mode="stretch_width")  # axes, plots and the point panel: built with the first data
@@ -346,7 +346,9 @@ class SweepExplorer(pn.viewable.Viewer):
         """The axis selectors, the plots and the point panel: only once there is a sweep to show (a lighter page until then)."""
         if len(self.body):
             return
-        axes = pn.Row(
+        # flex boxes, not rows: the selectors, plots and point panel wrap onto the next line in a narrow window (rows
+        # overflowed the page at 1400 px)
+        axes = pn.FlexBox(
             *(
                 pn.widgets.Select.from_param(self.param[n], width=170)
                 for n in ("x_kpi", "y_kpi", "heat_x", "heat_y", "heat_kpi", "box_kpi")
@@ -354,7 +356,7 @@ class SweepExplorer(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         point = pn.Column(self.point_info, pn.widgets.Select.from_param(self.param.open_seed), self.open_button, width=320)
-        self.body[:] = [axes, pn.Row(self.plots, point)]
+        self.body[:] = [axes, pn.FlexBox(self.plots, point, sizing_mode="stretch_width")]
 
     def _build_plots(self) -> None:
         """New DynamicMaps for the chosen axes (data updates go through the pipe and keep zoom and selection)."""
@@ -376,7 +378,10 @@ class SweepExplorer(pn.viewable.Viewer):
         # these two are redrawn whole when runs arrive (a few dozen cells or boxes)
         self.heat_pane = pn.pane.HoloViews(self._heatmap(), linked_axes=False)
         self.box_pane = pn.pane.HoloViews(self._boxes(), linked_axes=False)
-        self.plots[:] = [pn.pane.HoloViews(pareto, css_classes=["sweep-pareto"], linked_axes=False), pn.Row(self.heat_pane, self.box_pane)]
+        self.plots[:] = [
+            pn.pane.HoloViews(pareto, css_classes=["sweep-pareto"], linked_axes=False),
+            pn.FlexBox(self.heat_pane, self.box_pane, sizing_mode="stretch_width"),
+        ]
 
     def _singles(self, data: pd.DataFrame | None) -> hv.Scatter:
         df = self.runs if data is None else data

@@ -57,3 +57,6 @@ def _patient_pages(request: pytest.FixtureRequest) -> None:
         page = request.getfixturevalue("page")
         page.set_default_timeout(GUARD_MS)
         page.set_default_navigation_timeout(GUARD_MS)
+        from playwright.sync_api import expect
+
+        expect.set_options(timeout=GUARD_MS)

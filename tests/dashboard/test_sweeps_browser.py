@@ -145,3 +145,41 @@ def test_panel_serve_starts_a_sweep_from_the_tab_on_its_own_localcluster(page, s
         page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=120000)
         assert not errors, errors
     assert len(list((out / "browser-sweep" / "runs").glob("*.parquet"))) >= 1
+
+
+#: JS: elements of the page (shadow roots included) whose right edge lies beyond the window (the page would scroll
+#: sideways or clip them): their tag and classes, the first few.
+JS_OVERFLOW = """() => {
+  const out = [], w = document.documentElement.clientWidth;
+  const walk = root => root.querySelectorAll('*').forEach(e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    if (r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && r.right > w + 1) out.push(`${e.tagName}.${e.className} ${Math.round(r.right)}`);
+    if (e.shadowRoot) walk(e.shadowRoot); });
+  walk(document);
+  if (document.documentElement.scrollWidth > w + 1) out.unshift(`page ${document.documentElement.scrollWidth} > ${w}`);
+  return out.slice(0, 8); }"""
+
+
+def test_the_sweeps_tab_with_its_plots_fits_the_window_at_1400_and_1024_px_wide(sweep_dirs, page):
+    page.set_viewport_size({"width": 1400, "height": 900})
+    made: list = []
+
+    def app():
+        made.append(Dashboard())
+        return made[-1].page()  # the served page: template, header, sidebar
+
+    serve_component(page, app)
+    try:
+        page.locator(".bk-tab", has_text="Sweeps").first.click()
+        page.locator(".sweep-start .bk-btn").first.click()
+        page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}")
+        for width, height in ((1400, 900), (1024, 768)):
+            page.set_viewport_size({"width": width, "height": height})
+            wait_until(lambda: page.evaluate(JS_OVERFLOW) == [], page, timeout=30000)
+    finally:
+        print("overflowing:", page.evaluate(JS_OVERFLOW))
+        for d in made:
+            d.stop()
+        for e in list(EXPLORERS):
+            e.close()
+        state.kill_all_servers()
