@@ -76,22 +76,30 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             page.goto(f"{base}?scenario={name}", wait_until="domcontentloaded")
             page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=TIMEOUT, polling=20)
             w["first_data"] = _figure(time.perf_counter() - t0)
+            print(f"worlds: {name} first_data {w['first_data']}", flush=True)
             d = made[-1]
             # Reset: to the new run's first frame in the plot (its newest time goes back)
             before = page.evaluate(JS_LAST_X, prefix)
             page.wait_for_function(f"() => ({JS_LAST_X})('{prefix}') > {before}", timeout=TIMEOUT, polling=20)
-            now_x = page.evaluate(JS_LAST_X, prefix)
+            generation = d.session.generation
             t0 = time.perf_counter()
             page.locator(".bk-btn", has_text="Reset").first.click()
-            page.wait_for_function(
-                f"() => {{ const x = ({JS_LAST_X})('{prefix}'); return x >= 0 && x < {now_x}; }}", timeout=TIMEOUT, polling=20
-            )
+            # to the new run's first frame drawn: the server has the new run, then the plot's newest time moves (the
+            # new run may already be past the old one's time: simulated time catches up with the wall clock while a
+            # large world such as openb-fgd is rebuilt, so "the newest time went back" never comes there)
+            deadline = time.monotonic() + TIMEOUT / 1000
+            while d.session.generation == generation and time.monotonic() < deadline:
+                page.wait_for_timeout(10)
+            at_new_run = page.evaluate(JS_LAST_X, prefix)
+            page.wait_for_function(f"() => ({JS_LAST_X})('{prefix}') != {at_new_run}", timeout=TIMEOUT, polling=20)
             w["reset"] = _figure(time.perf_counter() - t0)
+            print(f"worlds: {name} reset {w['reset']}", flush=True)
             # Compare: the tab opened to A's and B's plots with data
             t0 = time.perf_counter()
             page.locator(".bk-tab", has_text="Compare").first.click()
             page.wait_for_function(JS_FIGURES, arg=["cmp", 2, 2], timeout=TIMEOUT, polling=20)
             w["compare"] = _figure(time.perf_counter() - t0)
+            print(f"worlds: {name} compare {w['compare']}", flush=True)
             # replay open: a recording of this world uploaded, to every Replay view drawn
             sim = Simulation(name)
             sim.advance(max(900.0, 20 * sim.sections["run"].sample_interval))
@@ -100,12 +108,14 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             page.locator(".rec-load input[type=file]").first.set_input_files(str(path))
             page.wait_for_function(JS_FIGURES, arg=["rp-", REPLAY_FIGURES[world], 2], timeout=TIMEOUT, polling=20)
             w["replay_open"] = _figure(time.perf_counter() - t0)
+            print(f"worlds: {name} replay_open {w['replay_open']}", flush=True)
             # Branch here: the click to the Branch tab shown with its parent
             t0 = time.perf_counter()
             page.locator(".replay-branch .bk-btn").first.click(timeout=TIMEOUT)
             page.locator(".bk-tab.bk-active", has_text="Branch").first.wait_for(timeout=TIMEOUT)
             page.locator(".branch-info", has_text="Branch of").first.wait_for(timeout=TIMEOUT)
             w["branch"] = _figure(time.perf_counter() - t0)
+            print(f"worlds: {name} branch {w['branch']}", flush=True)
             steps = scrub_step_server_s(path, 10 if quick else 40)
             w["scrub_step_server"] = {
                 "median_s": round(float(np.median(steps)), 4),
