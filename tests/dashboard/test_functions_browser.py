@@ -44,9 +44,9 @@ def served_functions(page):
 
     messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
     yield page, made[0], messages
+    state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
     for d in made:
-        d.stop()
-    state.kill_all_servers()
+        d.stop(clear_plots=False)
 
 
 def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(served_functions, artifacts):

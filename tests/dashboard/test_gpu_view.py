@@ -93,6 +93,6 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
         page.screenshot(path=str(artifacts / "dashboard-gpu-devices.png"), full_page=True)
         assert not [m.text for m in messages if m.type == "error"]
     finally:
+        state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
         for d in made:
-            d.stop()
-        state.kill_all_servers()
+            d.stop(clear_plots=False)

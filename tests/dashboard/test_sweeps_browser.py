@@ -73,11 +73,11 @@ def served(page, sweep_dirs):
 
     messages, _ = serve_component(page, app)
     yield page, made[0], messages, out
+    state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
     for d in made:
-        d.stop()
+        d.stop(clear_plots=False)
     for e in list(EXPLORERS):
         e.close()
-    state.kill_all_servers()
 
 
 def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_parameters(served, artifacts):
@@ -175,11 +175,11 @@ def test_the_sweeps_tab_with_its_plots_fits_the_window_at_1400_and_1024_px_wide(
         page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}")
         for width, height in ((1400, 900), (1024, 768)):
             page.set_viewport_size({"width": width, "height": height})
-            wait_until(lambda: page.evaluate(JS_OVERFLOW) == [], page, timeout=30000)
+            wait_until(lambda: page.evaluate(JS_OVERFLOW) == [], page, timeout=GUARD_MS)
     finally:
         print("overflowing:", page.evaluate(JS_OVERFLOW))
+        state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
         for d in made:
-            d.stop()
+            d.stop(clear_plots=False)
         for e in list(EXPLORERS):
             e.close()
-        state.kill_all_servers()
