@@ -365,6 +365,7 @@ def score_heatmap(
         (np.arange(cols) + 0.5, np.arange(rows) + 0.5, np.nan_to_num(grid.weighted, nan=0.0)),
         kdims=[hv.Dimension("priority_x", label="priority"), hv.Dimension("node_y", label="node")],
         vdims=["weighted score"],
+        bounds=(0, 0, cols, rows),  # given: one node or one priority leaves HoloViews nothing to infer a density from
     ).opts(cmap="viridis", colorbar=True, clabel="weighted score (score x weight)", tools=[], framewise=True)
     cells = pd.DataFrame(
         {

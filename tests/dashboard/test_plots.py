@@ -126,6 +126,21 @@ def test_a_preview_rescores_with_new_weights_and_says_so_in_its_title(run):
     assert expected == best.loc[best["total"].idxmax(), "node"]
 
 
+def test_a_decision_with_one_node_or_one_priority_draws(run):
+    """One feasible node or one weighted priority (faas-node-autoscaler's kube mode had such decisions): the heatmap
+    still draws, one row or one column, instead of failing to infer the image's bounds."""
+    frames, _ = run
+    block = latest_decision(frames["breakdowns"])
+    one_node = block[block["node"] == block.loc[block.winner, "node"].iloc[0]]
+    one_priority = block[block["priority"] == block["priority"].iloc[0]]
+    for shown, (cols, rows) in ((one_node, (None, 1)), (one_priority, (1, None))):
+        image = plots.score_heatmap(shown, placed_at=120.0).get(0)
+        left, bottom, right, top = image.bounds.lbrt()
+        assert (left, bottom) == (0, 0) and right >= 1 and top >= 1
+        assert (cols is None or right == cols) and (rows is None or top == rows)
+        hv.render(plots.score_heatmap(shown, placed_at=120.0))
+
+
 def test_h_mm_ss():
     assert plots.hms(0) == "0:00:00" and plots.hms(3725.4) == "1:02:05" and plots.hms(90061) == "1d 01:01:01"
 
