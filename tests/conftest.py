@@ -55,6 +55,8 @@ def _patient_pages(request: pytest.FixtureRequest) -> None:
         from served import GUARD_MS
 
         page = request.getfixturevalue("page")
+        if not hasattr(page, "set_default_timeout"):  # a test's own parameter named page (e.g. a docs page's path)
+            return
         page.set_default_timeout(GUARD_MS)
         page.set_default_navigation_timeout(GUARD_MS)
         from playwright.sync_api import expect

@@ -33,8 +33,11 @@ def test_every_live_plot_ends_at_the_same_simulated_time_after_each_tick():
 def test_after_a_reset_every_plot_drops_the_old_runs_axes_at_once():
     d = Dashboard("default")
     d.session.speed = 3600.0
-    for _ in range(6):
+    # a tick simulates what its time budget allows (less on a busy machine): tick until the run is past 1000 s
+    for _ in range(10_000):
         d.loop.tick(0.2)
+        if max(d.views.end_times().values(), default=0.0) > 1000:
+            break
     old_end = max(d.views.end_times().values())
     assert old_end > 1000
     d.session.playing = False
