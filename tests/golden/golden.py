@@ -191,8 +191,9 @@ def run_scenario(name: str, seed: int):
     return sim
 
 
-def run_session(name: str):
-    scenario, seed, inputs, until = SESSIONS[name]
+def run_session(name: str, sessions: dict | None = None):
+    """A scripted session of ``sessions`` (this file's :data:`SESSIONS` by default) run to its end."""
+    scenario, seed, inputs, until = (SESSIONS if sessions is None else sessions)[name]
     sim = make_sim(scenario, seed)
     for t, kind, payload in inputs:
         sim.advance(t)
@@ -201,14 +202,18 @@ def run_session(name: str):
     return sim
 
 
-def capture() -> dict:
+def capture(names: list[str] | None = None, sessions: dict | None = None, digest=None) -> dict:
+    """Digests of ``names`` (3 seeds each) and ``sessions``; this file's VM-world set and legacy digests by default."""
+    names = scenario_names() if names is None else names
+    sessions = SESSIONS if sessions is None else sessions
+    digest = digests_of if digest is None else digest
     result: dict = {"scenarios": {}, "sessions": {}}
-    for name in scenario_names():
+    for name in names:
         for seed in SEEDS:
-            result["scenarios"][f"{name}@{seed}"] = d = digests_of(run_scenario(name, seed))
+            result["scenarios"][f"{name}@{seed}"] = d = digest(run_scenario(name, seed))
             print(name, seed, {k: v["rows"] for k, v in d.items() if k != "summary"}, flush=True)
-    for name in SESSIONS:
-        result["sessions"][name] = d = digests_of(run_session(name))
+    for name in sessions:
+        result["sessions"][name] = d = digest(run_session(name, sessions))
         print(name, {k: v["rows"] for k, v in d.items() if k != "summary"}, flush=True)
     return result
 
