@@ -227,11 +227,18 @@ class VMController:
 
     def _buffer(self, heartbeats: Mapping[HeartbeatKey, Sequence[Heartbeat]]) -> None:
         keep = self.params.MAX_HB_HISTORY
+        hb, by_address, by_id = self._hb, self._by_address, self._by_id
         for key, received in heartbeats.items():
-            vm_id = self._vm_of(key)
-            if vm_id is None or not received:  # unknown senders are ignored, as in the original
+            if not received:
                 continue
-            buffer = self._hb.setdefault(vm_id, [])
+            if isinstance(key, tuple):  # _vm_of, inlined: per sender per round
+                key = key[0]
+            vm_id = by_address.get(key) if isinstance(key, str) else key if key in by_id else None
+            if vm_id is None:  # unknown senders are ignored, as in the original
+                continue
+            buffer = hb.get(vm_id)
+            if buffer is None:
+                hb[vm_id] = buffer = []
             buffer.extend(received)
             if len(buffer) > keep:
                 del buffer[:-keep]
@@ -378,33 +385,38 @@ class VMController:
         total_time = 0.0
         total_threads = 0
         hb = self._hb
+        last_of = self._last
+        worker, active_state, suspended_state, running = VMType.WORKER, VMState.ACTIVE, VMState.SUSPENDED, AppState.RUNNING
+        delete, resume = CommandKind.DELETE, CommandKind.RESUME
         for vm in self._vms:
-            if vm.type != VMType.WORKER:
+            if vm.type != worker:
                 continue
-            command = table[vm.id]
-            deleting = command is not None and command.kind == CommandKind.DELETE
-            last = self._last[vm.id][1]
+            vm_id = vm.id
+            command = table[vm_id]
+            last = last_of[vm_id][1]
             leaving = last in _LEAVING
             if last in _STARTING:
                 starting += 1
-            if deleting:
+            if command is not None and command.kind == delete:
                 continue
-            buffer = hb.get(vm.id)
+            state = vm.state
+            if state == suspended_state:  # most VMs of a scaled-in fleet
+                suspended.append(vm_id)
+                if last == resume:
+                    pending += 1
+                else:
+                    resumable.append(vm_id)
+                continue
+            buffer = hb.get(vm_id)
             newest = buffer[-1] if buffer else None  # _newest, inlined: per worker per round
-            if vm.state == VMState.ACTIVE and newest is not None and newest.app_state == AppState.RUNNING:
-                active.append(vm.id)
+            if state == active_state and newest is not None and newest.app_state == running:
+                active.append(vm_id)
                 total_time += newest.avg_time
                 total_threads += newest.threads
                 cpu.append(newest.cpu)
                 busy.append(newest.cpu * newest.threads)
                 if leaving:
-                    draining.append(vm.id)
-            elif vm.state == VMState.SUSPENDED:
-                suspended.append(vm.id)
-                if last == CommandKind.RESUME:
-                    pending += 1
-                else:
-                    resumable.append(vm.id)
+                    draining.append(vm_id)
             elif not leaving:  # booting, or ACTIVE and not (yet) RUNNING
                 pending += 1
         p = self.params
@@ -510,50 +522,44 @@ class VMController:
     def _active_command(self, vm: VMInfo, now: float) -> tuple[Command | None, float | None]:
         p = self.params
         vm_id = vm.id
-        newest = self._newest(vm_id)
+        buffer = self._hb.get(vm_id)
+        newest = buffer[-1] if buffer else None  # _newest, inlined: per active VM per round
         sent_at, last = self._last[vm_id]
         clock = self._clock(now)
         age = clock - sent_at
-
-        def delete(rule: str) -> tuple[Command, None]:
-            return Command(CommandKind.DELETE, vm_id, rule), None
-
-        def order(kind: CommandKind, rule: str) -> tuple[Command, None]:
-            return Command(kind, vm_id, rule), None
-
         if newest is None:  # 1
             if last == CommandKind.RESUME and self.modes.resume_timeout and age > p.MAX_TRANSITION_TIME:
-                return delete("r1_resume_timeout")  # the extension: a resumed VM that stays silent is not starting for 300 s
+                return Command(CommandKind.DELETE, vm_id, "r1_resume_timeout"), None  # the extension: a resumed VM that stays silent
             return self._startup_timeout(vm_id, now, "r1_startup_timeout"), None
         if last == CommandKind.SUSPEND:  # 2
             return None, None
         if clock - newest.recv_time > p.DECISION_INTERVAL:  # 3
-            return delete("r3_stale_heartbeat")
+            return Command(CommandKind.DELETE, vm_id, "r3_stale_heartbeat"), None
         state = newest.app_state
+        if last == CommandKind.INIT and state == AppState.RUNNING:  # 7 (rules 4-6 cannot apply to it): the common case
+            return None, self._worker_load(vm)
         if state == AppState.ERROR:  # 4
             if last == CommandKind.INIT and age > p.MAX_TRANSITION_TIME:
-                return delete("r4_error_timeout")
-            return order(CommandKind.INIT, "r4_error_init")
+                return Command(CommandKind.DELETE, vm_id, "r4_error_timeout"), None
+            return Command(CommandKind.INIT, vm_id, "r4_error_init"), None
         if last == CommandKind.CREATE and state == AppState.READY:  # 5
-            return order(CommandKind.INIT, "r5_created_init")
+            return Command(CommandKind.INIT, vm_id, "r5_created_init"), None
         if last == CommandKind.INIT and state in (AppState.READY, AppState.INIT):  # 6
             if age > p.MAX_TRANSITION_TIME:
-                return delete("r6_transition_timeout")
-            return order(CommandKind.INIT, "r6_init_resend")
-        if last == CommandKind.INIT and state == AppState.RUNNING:  # 7
-            return None, self._worker_load(vm)
+                return Command(CommandKind.DELETE, vm_id, "r6_transition_timeout"), None
+            return Command(CommandKind.INIT, vm_id, "r6_init_resend"), None
         if last == CommandKind.SHUTDOWN and state in _DRAIN_STATES:  # 8
             if age > p.MAX_SHUTDOWN_TIME:
-                return delete("r8_shutdown_timeout")
-            return order(CommandKind.SHUTDOWN, "r8_shutdown_resend")
+                return Command(CommandKind.DELETE, vm_id, "r8_shutdown_timeout"), None
+            return Command(CommandKind.SHUTDOWN, vm_id, "r8_shutdown_resend"), None
         if last == CommandKind.SHUTDOWN and state == AppState.READY:  # 9
-            return order(CommandKind.SUSPEND, "r9_suspend_drained")
+            return Command(CommandKind.SUSPEND, vm_id, "r9_suspend_drained"), None
         if last is None or last == CommandKind.RESUME:  # 10
             if state in (AppState.RUNNING, AppState.READY, AppState.INIT):
-                return order(CommandKind.INIT, "r10_adopt_init")
+                return Command(CommandKind.INIT, vm_id, "r10_adopt_init"), None
             if state == AppState.SHUTTING_DOWN:
-                return order(CommandKind.SHUTDOWN, "r10_adopt_shutdown")
-        return delete("r11_illegal_state")  # 11
+                return Command(CommandKind.SHUTDOWN, vm_id, "r10_adopt_shutdown"), None
+        return Command(CommandKind.DELETE, vm_id, "r11_illegal_state"), None  # 11
 
     def _worker_load(self, vm: VMInfo) -> float | None:
         """Rule 7's load; cpu alone is trusted less since fresh VMs show inflated cpu."""

@@ -62,17 +62,6 @@ class HeartbeatChannel:
         self._next = i + 1
         return self._draws[i]
 
-    def lost(self, sent: float) -> bool:
-        """Is a heartbeat sent at ``sent`` lost (an outage, or a random loss)? (:meth:`_uniform` inlined: one per beat.)"""
-        if sent < self.outage_until:
-            return True
-        i = self._next
-        if i >= len(self._draws):
-            self._draws = self.rng.random(self.DRAWS).tolist()
-            i = 0
-        self._next = i + 1
-        return self._draws[i] < self.p.heartbeat_loss
-
     def command_lost(self) -> bool:
         """Is the next app command datagram (sent now) lost?"""
         self.before_read(self.env.now)
@@ -82,9 +71,6 @@ class HeartbeatChannel:
         """Every heartbeat is lost from now until ``until`` (outages that overlap merge)."""
         self.before_read(self.env.now)
         self.outage_until = max(self.outage_until, until)
-
-    def deliver(self, vm: VM, beat: Heartbeat) -> None:
-        self._monitor.setdefault(vm.sender, []).append(beat)
 
     def drop(self, vm: VM) -> None:
         """Forget what a deleted VM sent but the controller has not read."""
@@ -238,41 +224,72 @@ class AppDaemons:
             self.jobs.checkpoint = due
 
     def sync(self, t: float) -> None:
-        """Send, in time order, every heartbeat due before ``t`` (each as it would have been at its own time)."""
+        """Send, in time order, every heartbeat due before ``t`` (each as it would have been at its own time).
+
+        The hot path of the heartbeats: :meth:`HeartbeatChannel.lost`, :meth:`HeartbeatChannel.deliver` and
+        :meth:`_beat` inlined, with the channel's draws and the parameters (constant within one call) in locals."""
         due = self._due
         if not due or due[0][0] >= t:
             return
         jobs = self.jobs
         jobs.checkpoint = math.inf  # the beats' own catch-ups (to their times) must not come back here
+        catch_up = jobs.catch_up
         channel = self.channel
+        monitor = channel._monitor
+        draws, nxt = channel._draws, channel._next
+        ndraws = len(draws)
+        outage = channel.outage_until
+        loss = channel.p.heartbeat_loss
         p = self.p
-        while due and due[0][0] < t:
-            sent, _, vm, epoch = due[0]
-            if vm.epoch != epoch or vm.state is not VMState.ACTIVE or not vm.alive or vm.app is None:
-                heappop(due)  # its life ended: no more beats
-                continue
-            if not channel.lost(sent):
-                channel.deliver(vm, self._beat(vm, sent))
-            self._order += 1
-            heapreplace(due, (sent + max(0.0, p.heartbeat_interval), self._order, vm, epoch))
-        jobs.checkpoint = due[0][0] if due else math.inf
-
-    def _beat(self, vm: VM, now: float) -> Heartbeat:
-        jobs = self.jobs
-        jobs.catch_up(now)
-        if vm.type is VMType.MASTER:
-            queue = jobs.queue_length(now) if vm.app is AppState.RUNNING else 0
-            return _new(Heartbeat, (now, vm.app, queue, 0.0, 0, 0.2, 0.3, 0.1))
-        threads = self.p.worker_threads
-        slot = vm.slot
-        if slot is None:
-            busy, avg = 0, 0.0
-        else:
-            busy = 0
-            for th in slot.threads:
-                if th.free_at > now:
-                    busy += 1
-            avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
-        cpu = busy / threads
-        # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
-        return _new(Heartbeat, (now, vm.app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))
+        interval = max(0.0, p.heartbeat_interval)
+        threads = p.worker_threads
+        order = self._order
+        active, running, worker = VMState.ACTIVE, AppState.RUNNING, VMType.WORKER
+        try:
+            while due:
+                entry = due[0]
+                sent = entry[0]
+                if sent >= t:
+                    break
+                vm = entry[2]
+                app = vm.app
+                if vm.epoch != entry[3] or vm.state is not active or not vm.alive or app is None:
+                    heappop(due)  # its life ended: no more beats
+                    continue
+                if sent < outage:
+                    lost = True
+                else:
+                    if nxt >= ndraws:
+                        draws = channel.rng.random(channel.DRAWS).tolist()
+                        channel._draws, nxt, ndraws = draws, 0, len(draws)
+                    lost = draws[nxt] < loss
+                    nxt += 1
+                if not lost:
+                    catch_up(sent)
+                    if vm.type is worker:
+                        slot = vm.slot
+                        if slot is None:
+                            busy, avg = 0, 0.0
+                        else:
+                            busy = 0
+                            for th in slot.threads:
+                                if th.free_at > sent:
+                                    busy += 1
+                            avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
+                        cpu = busy / threads
+                        # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
+                        beat = _new(Heartbeat, (sent, app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))
+                    else:
+                        queue = jobs.queue_length(sent) if app is running else 0
+                        beat = _new(Heartbeat, (sent, app, queue, 0.0, 0, 0.2, 0.3, 0.1))
+                    bucket = monitor.get(vm.sender)
+                    if bucket is None:
+                        monitor[vm.sender] = [beat]
+                    else:
+                        bucket.append(beat)
+                order += 1
+                heapreplace(due, (sent + interval, order, vm, entry[3]))
+        finally:
+            channel._next = nxt
+            self._order = order
+            jobs.checkpoint = due[0][0] if due else math.inf

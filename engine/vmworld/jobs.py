@@ -72,6 +72,7 @@ class JobFlow:
         self._base = 0  # job id of _buf[0]
         self._requeued: deque[tuple[float, float, int]] = deque()  # (ready, arrival, job id)
         self.workers: dict[int, WorkerSlot] = {}
+        self._uniform = True  # every worker at speed 1 without storage time: a service time is the draw x mean (the same bits)
         self.started = 0  # jobs started and not aborted
         self.aborted = 0
         self.dispatching = True
@@ -120,6 +121,7 @@ class JobFlow:
         service = self.service
         sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
         nsbuf = len(sbuf)
+        uniform = self._uniform
         base = self._base
         seq = self._seq
         started = 0
@@ -139,7 +141,7 @@ class JobFlow:
             if si >= nsbuf:
                 service.refill()
                 sbuf, si, nsbuf = service.buf, 0, len(service.buf)
-            s = sbuf[si] * mean / w.speed + w.storage_seconds
+            s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
             si += 1
             end = start + s
             seq += 1
@@ -173,7 +175,7 @@ class JobFlow:
                 if si >= nsbuf:
                     service.refill()
                     sbuf, si, nsbuf = service.buf, 0, len(service.buf)
-                s = sbuf[si] * mean / w.speed + w.storage_seconds
+                s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
                 si += 1
                 end = start + s
                 seq += 1
@@ -198,6 +200,7 @@ class JobFlow:
         """``worker`` starts taking jobs with ``n`` threads at ``t``."""
         self.catch_up(t)
         self.workers[worker.vm_id] = worker
+        self._uniform = self._uniform and worker.speed == 1.0 and worker.storage_seconds == 0.0
         worker.threads = [Thread(worker, t) for _ in range(n)]
         for th in worker.threads:
             self._seq += 1
@@ -231,6 +234,8 @@ class JobFlow:
                     self.rows[th.row][5] = True
                     self.rows[th.row][6] = t
         w.threads = []
+        if not self._uniform:
+            self._uniform = all(v.speed == 1.0 and v.storage_seconds == 0.0 for v in self.workers.values())
         # oldest first, ahead of everything already waiting
         for item in sorted(lost, key=lambda x: x[2], reverse=True):
             self._requeued.appendleft(item)

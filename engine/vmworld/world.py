@@ -23,7 +23,7 @@ from engine.core.events import EventLog
 from engine.core.histogram import LogHistogram
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
-from engine.core.quantiles import linear_percentiles
+from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
 from engine.scheduling.service import PlacementService
 from engine.vmworld.cloud import VMCloud
@@ -73,7 +73,9 @@ class VMWorld:
         self.cloud = VMCloud(env, mirror, self.daemons, platform_rng, log, placement=self.placement)
         self.controller = VMController(sections["autoscaler"], self.cloud, policy=make_policy(sections), modes=sections["controller"])
         self.last_round: ControlRound | None = None
-        self.waits = LogHistogram()
+        self._waits = LogHistogram()
+        self._waits_pending: list[np.ndarray] = []  # sampled waits not yet in the histogram
+        self._waits_pending_n = 0
         self._arrived_before = 0
         self._completed_before = 0
         recorder.declare(SAMPLES)
@@ -81,6 +83,21 @@ class VMWorld:
         recorder.provide(JOBS, lambda: self.jobs.rows)
 
     tables = (SAMPLES, DECISIONS, JOBS)
+
+    #: Sampled waits are added to the whole-run histogram in batches of at least this many (or when it is read).
+    WAITS_BATCH = 50_000
+
+    @property
+    def waits(self) -> LogHistogram:
+        """Every wait so far, binned (the whole run's percentiles)."""
+        if self._waits_pending:
+            self._add_waits()
+        return self._waits
+
+    def _add_waits(self) -> None:
+        self._waits.add(np.concatenate(self._waits_pending))
+        self._waits_pending = []
+        self._waits_pending_n = 0
 
     # -- Platform ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -180,34 +197,42 @@ class VMWorld:
         run = Mirror(self.sections["run"])  # plain values, kept current: read every sample
         auto = self.controller.params
         jobs = self.jobs
+        vms = self.cloud.vms
+        master, pending, suspended_state, failed_state = VMType.MASTER, VMState.PENDING, VMState.SUSPENDED, VMState.FAILED
+        running, shutting = AppState.RUNNING, AppState.SHUTTING_DOWN
         while True:
             yield env.timeout(run.sample_interval)
             now = env.now
             jobs.catch_up(now)
-            counts = {"booting": 0, "active": 0, "shutting_down": 0, "suspended": 0, "failed": 0, "total": 0}
+            booting = active = shutting_down = suspended = failed = total = 0
             master_state = "none"
-            for vm in self.cloud.vms.values():
-                if vm.type is VMType.MASTER:
-                    master_state = vm.state.value + (f"/{vm.app.value}" if vm.app is not None and vm.alive else "")
+            for vm in vms.values():
+                state = vm.state
+                if vm.type is master:
+                    master_state = state.value + (f"/{vm.app.value}" if vm.app is not None and vm.alive else "")
                     continue
-                counts["total"] += 1
-                if vm.state is VMState.PENDING:
-                    counts["booting"] += 1
-                elif vm.state is VMState.SUSPENDED:
-                    counts["suspended"] += 1
-                elif vm.state is VMState.FAILED:
-                    counts["failed"] += 1
-                elif vm.app is AppState.RUNNING and vm.alive:
-                    counts["active"] += 1
-                elif vm.app is AppState.SHUTTING_DOWN and vm.alive:
-                    counts["shutting_down"] += 1
+                total += 1
+                if state is pending:
+                    booting += 1
+                elif state is suspended_state:
+                    suspended += 1
+                elif state is failed_state:
+                    failed += 1
+                elif vm.app is running and vm.alive:
+                    active += 1
+                elif vm.app is shutting and vm.alive:
+                    shutting_down += 1
             arrived = jobs.arrived_total(now)
             in_service, threads = jobs.thread_counts(now)
             completed = jobs.started - in_service
-            waits = np.asarray(jobs.take_waits())
-            self.waits.add(waits)
-            if len(waits):
-                p50, p95, p99 = linear_percentiles(waits, (50, 95, 99))
+            waits = jobs.take_waits()
+            if waits:
+                waits = np.array(waits)
+                self._waits_pending.append(waits)  # into the histogram when it is read (counts: the order does not matter)
+                self._waits_pending_n += len(waits)
+                if self._waits_pending_n > self.WAITS_BATCH:
+                    self._add_waits()
+                p50, p95, p99 = sorted_linear_percentiles(np.sort(waits), (50, 95, 99))
             else:
                 p50 = p95 = p99 = math.nan
             d = self.last_round
@@ -216,12 +241,12 @@ class VMWorld:
                 {
                     "time": now,
                     "queue_length": jobs.queue_length(now),
-                    "workers_booting": counts["booting"],
-                    "workers_active": counts["active"],
-                    "workers_shutting_down": counts["shutting_down"],
-                    "workers_suspended": counts["suspended"],
-                    "workers_failed": counts["failed"],
-                    "workers_total": counts["total"],
+                    "workers_booting": booting,
+                    "workers_active": active,
+                    "workers_shutting_down": shutting_down,
+                    "workers_suspended": suspended,
+                    "workers_failed": failed,
+                    "workers_total": total,
                     "threads": threads,
                     "time_left": math.nan if d is None or d.time_left is None else float(d.time_left),
                     "band_low": auto.MIN_AVG_TIME,
