@@ -9,8 +9,9 @@ sender address ``(ip, port)``, as the original's monitor does, until the control
 Heartbeats are not simpy events. A daemon's beats fall every ``heartbeat_interval`` from a random phase, and what
 one says depends only on its VM and the job queue at its own time, so they wait in a heap of due times and are
 sent, in time order, by :meth:`AppDaemons.sync` before anything reads them or changes what they read: a controller
-round (the monitor), a catch-up of the job queue past the next due beat (:attr:`JobFlow.checkpoint`), a change of a
-running VM, an app command or an outage (both touch the channel's random stream), and the end of every advance.
+round (the monitor), a catch-up of the job queue past the next due beat (:attr:`JobFlow.checkpoint`: the queue stops
+there and the daemons send what is due), a change of a running VM, an app command or an outage (both touch the
+channel's random stream), and the end of every advance.
 A beat due at the very time of another event is sent after it. The result is the one simpy event per beat gave,
 at a fraction of the cost.
 """
@@ -105,7 +106,7 @@ class AppDaemons:
         self._due: list[tuple[float, int, VM, int]] = []  # heartbeats not yet sent: (time, order, VM, its life)
         self._order = 0  # beats due at the same time go in the order they were scheduled, as simpy's events would
         channel.before_read = self.sync
-        jobs.on_checkpoint = self.sync
+        jobs.on_checkpoint = self._send_due
 
     def _delay(self, mean: float) -> float:
         return gamma_delay(self.rng, mean, self.p.delay_cv)
@@ -224,72 +225,60 @@ class AppDaemons:
             self.jobs.checkpoint = due
 
     def sync(self, t: float) -> None:
-        """Send, in time order, every heartbeat due before ``t`` (each as it would have been at its own time).
+        """Send, in time order, every heartbeat due before ``t`` (each as it would have been at its own time): the job
+        queue stops at each due time (:meth:`JobFlow.through_checkpoints`) and calls :meth:`_send_due` there."""
+        self.jobs.through_checkpoints(t)
 
-        The hot path of the heartbeats: :meth:`HeartbeatChannel.lost`, :meth:`HeartbeatChannel.deliver` and
-        :meth:`_beat` inlined, with the channel's draws and the parameters (constant within one call) in locals."""
+    def _send_due(self, now: float) -> float:
+        """Send the heartbeats due at ``now`` (the job queue is caught up to it); returns when the next one is due.
+
+        The hot path of the heartbeats: the channel's loss draw and delivery inlined, one beat per VM per interval."""
         due = self._due
-        if not due or due[0][0] >= t:
-            return
-        jobs = self.jobs
-        jobs.checkpoint = math.inf  # the beats' own catch-ups (to their times) must not come back here
-        catch_up = jobs.catch_up
         channel = self.channel
         monitor = channel._monitor
-        draws, nxt = channel._draws, channel._next
-        ndraws = len(draws)
-        outage = channel.outage_until
-        loss = channel.p.heartbeat_loss
         p = self.p
-        interval = max(0.0, p.heartbeat_interval)
-        threads = p.worker_threads
-        order = self._order
-        active, running, worker = VMState.ACTIVE, AppState.RUNNING, VMType.WORKER
-        try:
-            while due:
-                entry = due[0]
-                sent = entry[0]
-                if sent >= t:
-                    break
-                vm = entry[2]
-                app = vm.app
-                if vm.epoch != entry[3] or vm.state is not active or not vm.alive or app is None:
-                    heappop(due)  # its life ended: no more beats
-                    continue
-                if sent < outage:
-                    lost = True
+        while due:
+            entry = due[0]
+            sent = entry[0]
+            if sent > now:
+                break
+            vm = entry[2]
+            app = vm.app
+            if vm.epoch != entry[3] or vm.state is not VMState.ACTIVE or not vm.alive or app is None:
+                heappop(due)  # its life ended: no more beats
+                continue
+            if sent < channel.outage_until:
+                lost = True
+            else:
+                i = channel._next
+                if i >= len(channel._draws):
+                    channel._draws = channel.rng.random(channel.DRAWS).tolist()
+                    i = 0
+                channel._next = i + 1
+                lost = channel._draws[i] < p.heartbeat_loss
+            if not lost:
+                if vm.type is VMType.WORKER:
+                    threads = p.worker_threads
+                    slot = vm.slot
+                    if slot is None:
+                        busy, avg = 0, 0.0
+                    else:
+                        busy = 0
+                        for th in slot.threads:
+                            if th.free_at > sent:
+                                busy += 1
+                        avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
+                    cpu = busy / threads
+                    # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
+                    beat = _new(Heartbeat, (sent, app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))
                 else:
-                    if nxt >= ndraws:
-                        draws = channel.rng.random(channel.DRAWS).tolist()
-                        channel._draws, nxt, ndraws = draws, 0, len(draws)
-                    lost = draws[nxt] < loss
-                    nxt += 1
-                if not lost:
-                    catch_up(sent)
-                    if vm.type is worker:
-                        slot = vm.slot
-                        if slot is None:
-                            busy, avg = 0, 0.0
-                        else:
-                            busy = 0
-                            for th in slot.threads:
-                                if th.free_at > sent:
-                                    busy += 1
-                            avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
-                        cpu = busy / threads
-                        # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
-                        beat = _new(Heartbeat, (sent, app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))
-                    else:
-                        queue = jobs.queue_length(sent) if app is running else 0
-                        beat = _new(Heartbeat, (sent, app, queue, 0.0, 0, 0.2, 0.3, 0.1))
-                    bucket = monitor.get(vm.sender)
-                    if bucket is None:
-                        monitor[vm.sender] = [beat]
-                    else:
-                        bucket.append(beat)
-                order += 1
-                heapreplace(due, (sent + interval, order, vm, entry[3]))
-        finally:
-            channel._next = nxt
-            self._order = order
-            jobs.checkpoint = due[0][0] if due else math.inf
+                    queue = self.jobs.queue_length(sent) if app is AppState.RUNNING else 0
+                    beat = _new(Heartbeat, (sent, app, queue, 0.0, 0, 0.2, 0.3, 0.1))
+                bucket = monitor.get(vm.sender)
+                if bucket is None:
+                    monitor[vm.sender] = [beat]
+                else:
+                    bucket.append(beat)
+            self._order += 1
+            heapreplace(due, (sent + max(0.0, p.heartbeat_interval), self._order, vm, entry[3]))
+        return due[0][0] if due else math.inf

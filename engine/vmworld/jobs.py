@@ -11,8 +11,9 @@ current time, and the end of every ``advance(t)`` commits every job that starts 
 arrival and per completion, at a fraction of the cost.
 
 Readers that must see the queue as it was at their own, earlier time (the heartbeats, materialised lazily: see
-:mod:`engine.vmworld.daemon`) set :attr:`JobFlow.checkpoint`: a catch-up past it first calls
-:attr:`JobFlow.on_checkpoint` with its target time.
+:mod:`engine.vmworld.daemon`) set :attr:`JobFlow.checkpoint`: a catch-up past it stops there, calls
+:attr:`JobFlow.on_checkpoint` with that time (the queue caught up to it) and goes on to the next checkpoint it
+returns; :meth:`JobFlow.through_checkpoints` does only that.
 
 The queue is durable (a broker-backed queue): it survives master restarts. While no master is
 running nothing is dispatched. Jobs in service on a worker that crashes, is deleted or suspended go
@@ -79,8 +80,8 @@ class JobFlow:
         self.waits: list[float] = []  # waits of jobs started since the last :meth:`take_waits`
         self.now = 0.0
         self.rows: list[list] | None = [] if record_jobs else None
-        self.checkpoint = math.inf  # a catch-up past this time first calls on_checkpoint(t)
-        self.on_checkpoint: Callable[[float], None] | None = None
+        self.checkpoint = math.inf  # a catch-up past this time stops there and calls on_checkpoint(checkpoint)
+        self.on_checkpoint: Callable[[float], float] | None = None  # returns the next checkpoint
 
     # -- time ------------------------------------------------------------------------------
     def _generate_upto(self, t: float) -> None:
@@ -99,9 +100,10 @@ class JobFlow:
         self.catch_up(math.nextafter(t, -math.inf))
 
     def catch_up(self, t: float) -> None:
-        """Commit every job that starts at or before ``t``."""
+        """Commit every job that starts at or before ``t`` (stopping at every checkpoint before ``t`` on the way)."""
         if t > self.checkpoint:
-            self.on_checkpoint(t)
+            self._advance(t, True)
+            return
         if self.arrivals.window_end <= t:
             self._generate_upto(t)
         if t > self.now:
@@ -109,67 +111,68 @@ class JobFlow:
         heap = self._heap
         if not self.dispatching or not heap:
             return
-        buf = self._buf
         requeued = self._requeued
         bi = self._bi
-        nbuf = len(buf)
         # nothing can start: no job is ready by t, or no thread is free by t
-        if (requeued[0][0] if requeued else buf[bi] if bi < nbuf else t + 1.0) > t or (heap[0][0] > t and heap[0][2].accepting):
+        if (requeued[0][0] if requeued else self._buf[bi] if bi < len(self._buf) else t + 1.0) > t or (
+            heap[0][0] > t and heap[0][2].accepting
+        ):
             return
+        self._advance(t, True)
+
+    def through_checkpoints(self, t: float) -> None:
+        """Stop at every checkpoint before ``t`` (the queue caught up to each), committing no job past the last of them."""
+        if t > self.checkpoint:
+            self._advance(t, False)
+
+    def _advance(self, t: float, to_t: bool) -> None:
+        """Commit the jobs that start at or before each checkpoint before ``t``, calling :attr:`on_checkpoint` there
+        (with the queue as it is at that time), then, if ``to_t``, the jobs that start at or before ``t``.
+
+        One call for all of them: the loop's state stays in locals from one checkpoint to the next (a heartbeat is
+        a checkpoint; there are many more of them than of anything else that reads the queue)."""
+        arrivals = self.arrivals
+        buf = self._buf
+        requeued = self._requeued
+        heap = self._heap
+        bi = self._bi
+        base = self._base
+        nbuf = len(buf)
         wait = self.waits.append
         rows = self.rows
         service = self.service
-        sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this loop
+        sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this call
         nsbuf = len(sbuf)
         uniform = self._uniform
-        base = self._base
         seq = self._seq
         started = 0
-        while requeued:  # re-queued jobs first (at the head of the queue), one by one
-            ready, arrival, jid = requeued[0]
-            if ready > t:
+        dispatching = self.dispatching
+        cp = self.checkpoint
+        while True:
+            at_cp = cp < t
+            if at_cp:
+                limit = cp
+            elif to_t:
+                limit = t
+            else:
                 break
-            while heap and not heap[0][2].accepting:
-                heappop(heap)
-            if not heap:
-                break
-            free_at, _, th = heap[0]
-            start = ready if ready > free_at else free_at
-            if start > t:
-                break
-            w = th.worker
-            if si >= nsbuf:
-                service.refill()
-                sbuf, si, nsbuf = service.buf, 0, len(service.buf)
-            s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
-            si += 1
-            end = start + s
-            seq += 1
-            heapreplace(heap, (end, seq, th))
-            th.free_at = end
-            th.job = (jid, arrival)
-            requeued.popleft()
-            started += 1
-            w.busy_time += s
-            w.jobs += 1
-            wait(start - arrival)
-            if rows is not None:
-                th.row = len(rows)
-                rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
-        if not requeued:  # then fresh arrivals, in order: the hot loop
-            while bi < nbuf:
-                arrival = buf[bi]
-                if arrival > t:
+            if arrivals.window_end <= limit:
+                self._bi = bi
+                self._generate_upto(limit)
+                bi, base, nbuf = self._bi, self._base, len(buf)
+            if limit > self.now:
+                self.now = limit
+            while dispatching and requeued:  # re-queued jobs first (at the head of the queue), one by one
+                ready, arrival, jid = requeued[0]
+                if ready > limit:
+                    break
+                while heap and not heap[0][2].accepting:
+                    heappop(heap)
+                if not heap:
                     break
                 free_at, _, th = heap[0]
-                if not th.accepting:
-                    while heap and not heap[0][2].accepting:
-                        heappop(heap)
-                    if not heap:
-                        break
-                    free_at, _, th = heap[0]
-                start = arrival if arrival > free_at else free_at
-                if start > t:
+                start = ready if ready > free_at else free_at
+                if start > limit:
                     break
                 w = th.worker
                 if si >= nsbuf:
@@ -181,15 +184,59 @@ class JobFlow:
                 seq += 1
                 heapreplace(heap, (end, seq, th))
                 th.free_at = end
-                th.job = (base + bi, arrival)
-                bi += 1
+                th.job = (jid, arrival)
+                requeued.popleft()
+                started += 1
                 w.busy_time += s
                 w.jobs += 1
                 wait(start - arrival)
                 if rows is not None:
                     th.row = len(rows)
-                    rows.append([base + bi - 1, arrival, start, end, w.vm_id, False, math.nan])
-            started += bi - self._bi
+                    rows.append([jid, arrival, start, end, w.vm_id, False, math.nan])
+            if dispatching and heap and not requeued:  # then fresh arrivals, in order: the hot loop
+                first = bi
+                while bi < nbuf:
+                    arrival = buf[bi]
+                    if arrival > limit:
+                        break
+                    free_at, _, th = heap[0]
+                    if not th.accepting:
+                        while heap and not heap[0][2].accepting:
+                            heappop(heap)
+                        if not heap:
+                            break
+                        free_at, _, th = heap[0]
+                    start = arrival if arrival > free_at else free_at
+                    if start > limit:
+                        break
+                    w = th.worker
+                    if si >= nsbuf:
+                        service.refill()
+                        sbuf, si, nsbuf = service.buf, 0, len(service.buf)
+                    s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
+                    si += 1
+                    end = start + s
+                    seq += 1
+                    heapreplace(heap, (end, seq, th))
+                    th.free_at = end
+                    th.job = (base + bi, arrival)
+                    bi += 1
+                    w.busy_time += s
+                    w.jobs += 1
+                    wait(start - arrival)
+                    if rows is not None:
+                        th.row = len(rows)
+                        rows.append([base + bi - 1, arrival, start, end, w.vm_id, False, math.nan])
+                started += bi - first
+            if not at_cp:
+                break
+            # a checkpoint: what reads the queue there sees it as it is at cp
+            self._bi, self._seq, service.i = bi, seq, si
+            self.started += started
+            started = 0
+            self.checkpoint = math.inf  # nothing called from there may come back here
+            cp = self.checkpoint = self.on_checkpoint(cp)
+            bi, base, nbuf = self._bi, self._base, len(buf)  # a reader may have dropped old arrivals (_generate_upto)
         self._bi = bi
         self._seq = seq
         service.i = si
