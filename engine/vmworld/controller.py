@@ -214,16 +214,18 @@ class VMController:
 
     def _refresh(self, now: float) -> None:
         listed = [v for v in self.cloud.list_vms() if v.state != VMState.DELETED]
-        listed_ids = {v.id for v in listed}
-        self._deleted &= listed_ids  # once gone from the list, no need to remember the deletion
-        self._vms = [v for v in listed if v.id not in self._deleted]
+        if self._deleted:  # usually empty: the cloud delists a deleted VM at once
+            self._deleted &= {v.id for v in listed}  # once gone from the list, no need to remember the deletion
+            listed = [v for v in listed if v.id not in self._deleted]
+        self._vms = listed
         self._index()
-        for vanished in [vm_id for vm_id in self._last if vm_id not in self._by_id]:
+        last, by_id, types = self._last, self._by_id, self._types
+        for vanished in [vm_id for vm_id in last if vm_id not in by_id]:
             self._forget(vanished, now)
-        for vm in self._vms:
-            if vm.id not in self._last:
+        for vm in listed:
+            if vm.id not in last:
                 self._adopt(vm, now)
-            self._types[vm.id] = vm.type
+            types[vm.id] = vm.type
 
     def _buffer(self, heartbeats: Mapping[HeartbeatKey, Sequence[Heartbeat]]) -> None:
         keep = self.params.MAX_HB_HISTORY

@@ -37,6 +37,8 @@ Address = tuple[str, int]
 #: Builds a named tuple from its fields in order, without the keyword-handling constructor (one per beat).
 _new = tuple.__new__
 
+_ACTIVE, _WORKER, _RUNNING = VMState.ACTIVE, VMType.WORKER, AppState.RUNNING  # read per heartbeat
+
 
 class HeartbeatChannel:
     """The unreliable channel and the controller side's monitor buffer."""
@@ -235,8 +237,8 @@ class AppDaemons:
         The hot path of the heartbeats: the channel's loss draw and delivery inlined, one beat per VM per interval."""
         due = self._due
         channel = self.channel
-        monitor = channel._monitor
         p = self.p
+        order = self._order
         while due:
             entry = due[0]
             sent = entry[0]
@@ -244,20 +246,21 @@ class AppDaemons:
                 break
             vm = entry[2]
             app = vm.app
-            if vm.epoch != entry[3] or vm.state is not VMState.ACTIVE or not vm.alive or app is None:
+            if vm.epoch != entry[3] or vm.state is not _ACTIVE or not vm.alive or app is None:
                 heappop(due)  # its life ended: no more beats
                 continue
             if sent < channel.outage_until:
                 lost = True
             else:
                 i = channel._next
-                if i >= len(channel._draws):
-                    channel._draws = channel.rng.random(channel.DRAWS).tolist()
+                draws = channel._draws
+                if i >= len(draws):
+                    draws = channel._draws = channel.rng.random(channel.DRAWS).tolist()
                     i = 0
                 channel._next = i + 1
-                lost = channel._draws[i] < p.heartbeat_loss
+                lost = draws[i] < p.heartbeat_loss
             if not lost:
-                if vm.type is VMType.WORKER:
+                if vm.type is _WORKER:
                     threads = p.worker_threads
                     slot = vm.slot
                     if slot is None:
@@ -272,13 +275,15 @@ class AppDaemons:
                     # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
                     beat = _new(Heartbeat, (sent, app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))
                 else:
-                    queue = self.jobs.queue_length(sent) if app is AppState.RUNNING else 0
+                    queue = self.jobs.queue_length(sent) if app is _RUNNING else 0
                     beat = _new(Heartbeat, (sent, app, queue, 0.0, 0, 0.2, 0.3, 0.1))
+                monitor = channel._monitor
                 bucket = monitor.get(vm.sender)
                 if bucket is None:
                     monitor[vm.sender] = [beat]
                 else:
                     bucket.append(beat)
-            self._order += 1
-            heapreplace(due, (sent + max(0.0, p.heartbeat_interval), self._order, vm, entry[3]))
+            order += 1
+            heapreplace(due, (sent + max(0.0, p.heartbeat_interval), order, vm, entry[3]))
+        self._order = order
         return due[0][0] if due else math.inf
