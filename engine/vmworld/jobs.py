@@ -335,14 +335,17 @@ class JobFlow:
         return 0 if w is None else sum(1 for th in w.threads if th.free_at > t)
 
     def thread_counts(self, t: float) -> tuple[int, int]:
-        """(threads busy at ``t``, threads taking jobs) in one pass: :meth:`in_service` and :meth:`accepting_threads`."""
+        """(threads busy at ``t``, threads taking jobs) in one pass: :meth:`in_service` and :meth:`accepting_threads`.
+
+        A worker's threads all take jobs or none do (they are made together, drained and removed together)."""
         busy = accepting = 0
         for w in self.workers.values():
-            for th in w.threads:
+            threads = w.threads
+            if threads and threads[0].accepting:
+                accepting += len(threads)
+            for th in threads:
                 if th.free_at > t:
                     busy += 1
-                if th.accepting:
-                    accepting += 1
         return busy, accepting
 
     def accepting_threads(self) -> int:
