@@ -61,9 +61,9 @@ class PullSeconds:
 
     __slots__ = ("column", "_static", "_largest", "_smallest", "_cached", "_seen", "row", "_zeros", "_zeros_all", "_scores", "_before", "_new")
 
-    def __init__(self, cluster: Cluster, image: int):
-        self.column = cluster.image_size_column(image)  # the image's size per node (a registry change makes a new one)
-        static = np.trunc(self.column / cluster.registry_bandwidth)
+    def __init__(self, cluster: Cluster, image: int, sizes: np.ndarray):
+        self.column = cluster.image_size_column(image)  # the image's size per node arch (a registry change makes a new one)
+        static = np.trunc(sizes / cluster.registry_bandwidth)
         order = np.argsort(-static, kind="stable")
         self._static = static
         self._largest = order[: 4 * WALK].tolist()
@@ -140,6 +140,19 @@ class PullSeconds:
         return scores
 
 
+def pull_sizes(cluster: Cluster, image: int) -> np.ndarray | None:
+    """Bytes a pod of this one image pulls at each node without it: the size for the node's arch, or for the image's
+    first arch where it lacks that one (Skippy's fallback, as :func:`missing_image_bytes` applies it); None if the
+    image has no arch at all."""
+    sizes = cluster.image_size_column(image)
+    if sizes.min() >= 0:
+        return sizes
+    table, first = cluster.image_size_table(image)
+    if first < 0 or table[first] < 0:
+        return None
+    return np.where(sizes < 0, table[first], sizes)
+
+
 def latency_scores(raw: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Skippy's trunc(10 * (hi - t + lo) / hi) of whole seconds ``raw`` (hi > 0), as floats in a new array."""
     # skippy's int arithmetic: the values are whole and far below 2**53, so these float steps are exact up to / hi
@@ -176,9 +189,10 @@ class LatencyAwareImageLocality(Priority):
             rows = self._rows[c] = {}
         kept = rows.get(idx)
         if kept is None or kept.column is not c.image_size_column(idx):
-            if c.missing_bytes_row(idx) is None:  # some node's arch lacks the image: Skippy's arch fallback, per pod
+            sizes = pull_sizes(c, idx)
+            if sizes is None:
                 return None
-            kept = rows[idx] = PullSeconds(c, idx)
+            kept = rows[idx] = PullSeconds(c, idx, sizes)
         kept.current(c, idx)
         return kept
 
