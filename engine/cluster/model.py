@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.cluster.changes import ChangeLog
 from engine.cluster.constraints import NodeSelectorTerm, Taint, Toleration
 
 if TYPE_CHECKING:
@@ -240,6 +241,8 @@ class Cluster:
         # GPU pods per node by kind, for policies that keep kinds together: column 0 sharing pods, k pods of k devices
         self.gpu_pods_by_kind = np.zeros((self.n, devices + 1), dtype=np.int64)
         self.version = np.zeros(self.n, dtype=np.int64)  # bumped whenever a node's free resources change
+        self.changes = ChangeLog(self.n)  # the same changes in order: derived columns catch up at those nodes alone
+        self._divisors: tuple[int, np.ndarray, np.ndarray] | None = None  # (changes mark, cpu, memory)
         self.speed = np.array([s.speed for s in nodes], dtype=np.float64)
         self.registry_bandwidth = np.array([s.registry_bandwidth for s in nodes], dtype=np.float64)
         self.pods = np.zeros(self.n, dtype=np.int64)
@@ -265,6 +268,7 @@ class Cluster:
         self.registry = registry
         self.image_cached = np.zeros((len(registry), self.n), dtype=bool)
         self.image_nodes = np.zeros(len(registry), dtype=np.int64)  # nodes holding each image
+        self.image_pulls: dict[int, list[int]] = {}  # per image, the nodes that cached it, in order (images stay cached)
         self._size_tables: dict[int, tuple[np.ndarray, int, dict]] = {}
         self._size_columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._missing_rows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
@@ -379,6 +383,7 @@ class Cluster:
         if not self.image_cached[idx, node]:
             self.image_cached[idx, node] = True
             self.image_nodes[idx] += 1
+            self.image_pulls.setdefault(idx, []).append(node)
             kept = self._missing_rows.get(idx)
             if kept is not None and kept[2] is not None:
                 kept[2][node] = 0
@@ -500,6 +505,7 @@ class Cluster:
         self.memory_free[node] -= pod.memory
         self.pods[node] += 1
         self.version[node] += 1
+        self.changes.record(node)
         return needed
 
     def remove(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> None:
@@ -509,6 +515,27 @@ class Cluster:
         self.memory_free[node] += pod.memory
         self.pods[node] -= 1
         self.version[node] += 1
+        self.changes.record(node)
+
+    def free_divisors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Free cpu and free memory per node as floats, 0 counted as 1: the denominators of Skippy's (and k8s 1.13's)
+        request fractions, kept up to date through :attr:`changes`. Read them, do not change them.
+
+        Dividing a positive request by the 1 that stands for 0 gives a fraction >= 1, as dividing by 0 would (inf):
+        every score that caps fractions at 1 is the same, and nothing divides by zero."""
+        kept, mark = self._divisors, self.changes.mark
+        changed = None if kept is None else self.changes.since(kept[0])
+        if changed is None:
+            cpu, memory = self.cpu_free.astype(np.float64), self.memory_free.astype(np.float64)
+            np.putmask(cpu, cpu == 0, 1.0)
+            np.putmask(memory, memory == 0, 1.0)
+        else:
+            _, cpu, memory = kept
+            for node in changed:
+                cpu[node] = float(self.cpu_free[node]) or 1.0
+                memory[node] = float(self.memory_free[node]) or 1.0
+        self._divisors = (mark, cpu, memory)
+        return cpu, memory
 
     def pull_seconds(self, images: Iterable[str], node: int) -> float:
         """Seconds to pull ``images`` (each once) to ``node`` over its registry bandwidth."""

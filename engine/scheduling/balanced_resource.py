@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.cluster.model import Cluster
-from engine.scheduling.balanced import _fraction, kube_balanced_allocation
+from engine.scheduling.balanced import kube_balanced_allocation
 from engine.scheduling.base import Priority, ScoringContext
 from engine.scheduling.shape_columns import ShapeColumns
 
@@ -23,11 +23,12 @@ def skippy_balance(cpu_share: np.ndarray, memory_share: np.ndarray) -> np.ndarra
 
 
 def _skippy_balanced(cluster: Cluster, shape: tuple[int, int], nodes: np.ndarray | slice) -> np.ndarray:
-    """Skippy's score of a pod of ``shape`` (cpu, memory) at ``nodes``."""
+    """Skippy's score of a pod of ``shape`` (cpu, memory) at ``nodes``: its shares of the free cpu and memory, a zero
+    free amount counted as 1 (:meth:`Cluster.free_divisors`; a positive request's share then reaches 1 and scores 0,
+    as its infinite share did in Skippy), so nothing divides by zero."""
     cpu, memory = shape
-    with np.errstate(divide="ignore", invalid="ignore"):  # a full node (no pod fits it) divides by zero
-        cpu_share = _fraction(cpu, cluster.cpu_free[nodes], may_be_zero=cpu <= 0)
-        return skippy_balance(cpu_share, _fraction(memory, cluster.memory_free[nodes], may_be_zero=memory <= 0))
+    cpu_free, memory_free = cluster.free_divisors()
+    return skippy_balance(cpu / cpu_free[nodes], memory / memory_free[nodes])
 
 
 class BalancedResource(Priority):

@@ -95,6 +95,19 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
     return max(n * p_int // 100, 100)
 
 
+def _all_pass(masks: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
+    """Nodes passing every predicate: the one mask itself, or a new array (pairwise ands: ``logical_and.reduce`` over a
+    list would first stack the masks into a matrix)."""
+    if not masks:
+        return np.ones(n, bool)
+    passes = masks[0][1]
+    if len(masks) > 1:
+        passes = np.logical_and(passes, masks[1][1])
+        for _, mask in masks[2:]:
+            passes &= mask
+    return passes
+
+
 @dataclass
 class PlacementDecision:
     """The outcome of scheduling one pod, with what is needed to explain it."""
@@ -326,7 +339,7 @@ class Scheduler:
             mask = predicate.mask(cluster, pod)
             if mask is not None:
                 masks.append((predicate.name, mask))
-        passes = masks[0][1] if len(masks) == 1 else np.logical_and.reduce([m for _, m in masks]) if masks else np.ones(n, bool)
+        passes = _all_pass(masks, n)
         start = self.start_index
         wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
         weighted = self.weighted()

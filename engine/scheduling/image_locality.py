@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-from engine.cluster.model import ARCH, MiB
+from engine.cluster.model import ARCH, Cluster, MiB
 from engine.scheduling.base import SKIPPY_MAX, Priority, ScoringContext, kube_default_normalize, trunc, zero_scores
+from engine.scheduling.static_column import WALK
 
 MIN_THRESHOLD = 23 * MiB
 MAX_THRESHOLD = 1000 * MiB  # per container in current kube; for the whole pod in k8s 1.13 (skippy mode)
@@ -45,18 +48,179 @@ def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
     return size if size is not None else ctx.zeros()
 
 
+class PullSeconds:
+    """Skippy's whole seconds to pull one image at every node (0 where cached), kept between pods, with what makes the
+    bounds over the scored nodes cheap: a node's value is its static pull time until the image is cached there, then 0.
+
+    New pulls (:attr:`Cluster.image_pulls`) are written into a copy of the row, and into a copy of the last scores
+    when the bounds stay. The nodes with the largest and the smallest static times are kept in order: the maximum
+    over the scored nodes is the first scored, uncached one of the largest, the minimum 0 if a scored node holds a 0,
+    else the first scored of the smallest. Walks longer than :data:`WALK` give up (None): the caller takes the bounds
+    over every scored node. Rows and scores handed out are never changed.
+    """
+
+    __slots__ = (
+        "column",
+        "_static",
+        "_largest",
+        "_smallest",
+        "_cached",
+        "_seen",
+        "row",
+        "_zeros",
+        "_zeros_all",
+        "_scores",
+        "_before",
+        "_new",
+    )
+
+    def __init__(self, cluster: Cluster, image: int, sizes: np.ndarray):
+        self.column = cluster.image_size_column(image)  # the image's size per node arch (a registry change makes a new one)
+        static = np.trunc(sizes / cluster.registry_bandwidth)
+        self._static = static
+        self._largest, self._smallest = _extreme_nodes(-static), _extreme_nodes(static)
+        self._cached = None  # the cluster's image_cached matrix the row was made from (a new image makes a new one)
+        self._seen = 0  # pulls of the image written into the row
+        self.row = static
+        self._zeros: list[int] = []  # nodes holding a 0 (all of them if _zeros_all, else the first WALK)
+        self._zeros_all = True
+        self._scores: tuple | None = None  # (row, bounds, scores) of the last normalisation
+        self._before: np.ndarray | None = None  # the row before the newest pulls ...
+        self._new: list[int] = []  # ... and the nodes they changed
+
+    def current(self, cluster: Cluster, image: int) -> np.ndarray:
+        """The row as the image cache is now."""
+        pulls = cluster.image_pulls.get(image, ())
+        if self._cached is not cluster.image_cached:
+            self.row = self._static.copy()
+            np.putmask(self.row, cluster.image_cached[image], 0.0)
+            zeros = np.flatnonzero(self.row == 0.0)
+            self._zeros, self._zeros_all = zeros[:WALK].tolist(), len(zeros) <= WALK
+            self._cached, self._seen, self._before = cluster.image_cached, len(pulls), None
+        elif len(pulls) != self._seen:
+            new = pulls[self._seen :]
+            self._before, self._new, self._seen = self.row, new, len(pulls)
+            self.row = self.row.copy()
+            self.row[new] = 0.0
+            self._zeros.extend(new)
+            if len(self._zeros) > WALK:
+                del self._zeros[WALK:]
+                self._zeros_all = False
+        return self.row
+
+    def bounds(self, scored: np.ndarray) -> tuple[float, float] | None:
+        """(min, max) of :attr:`row` over the ``scored`` nodes, or None when the walks give up."""
+        row, static = self.row, self._static
+        hi = None
+        for node in self._largest:
+            if scored[node]:
+                if row[node] == static[node]:  # not cached: every scored node after it in this order is no larger
+                    hi = static[node]
+                    break
+                if static[node] == 0.0:
+                    hi = 0.0
+                    break
+        if hi is None:
+            return None
+        if any(scored[node] for node in self._zeros):
+            return 0.0, hi
+        if not self._zeros_all:
+            return None
+        for node in self._smallest:  # no scored node holds a 0: the first scored of the smallest is not cached
+            if scored[node]:
+                return row[node], hi
+        return None
+
+    def scores(self, bounds: tuple[float, float]) -> np.ndarray:
+        """Skippy's scores of :attr:`row` with these bounds: the last ones again if nothing changed, patched at the newest
+        pulls if only those did."""
+        kept, row = self._scores, self.row
+        if kept is not None and kept[1] == bounds:
+            if kept[0] is row:
+                return kept[2]
+            if kept[0] is self._before and self._before is not None:
+                new = self._new
+                score = kept[2].copy()
+                score[new] = latency_scores(row[new], *bounds)
+                return self._keep(bounds, score)
+        return self._keep(bounds, latency_scores(row, *bounds))
+
+    def _keep(self, bounds: tuple[float, float], scores: np.ndarray) -> np.ndarray:
+        scores.flags.writeable = False
+        self._scores = (self.row, bounds, scores)
+        return scores
+
+
+def _extreme_nodes(values: np.ndarray) -> list[int]:
+    """The nodes of the 4 x :data:`WALK` smallest ``values``, smallest first: every other node holds no less than the
+    last (a partition, not a sort of every node: a first use on 15,000 nodes is no spike)."""
+    k = 4 * WALK
+    if len(values) > k:
+        nodes = np.argpartition(values, k - 1)[:k]
+        return nodes[np.argsort(values[nodes], kind="stable")].tolist()
+    return np.argsort(values, kind="stable").tolist()
+
+
+def pull_sizes(cluster: Cluster, image: int) -> np.ndarray | None:
+    """Bytes a pod of this one image pulls at each node without it: the size for the node's arch, or for the image's
+    first arch where it lacks that one (Skippy's fallback, as :func:`missing_image_bytes` applies it); None if the
+    image has no arch at all."""
+    sizes = cluster.image_size_column(image)
+    if sizes.min() >= 0:
+        return sizes
+    table, first = cluster.image_size_table(image)
+    if first < 0 or table[first] < 0:
+        return None
+    return np.where(sizes < 0, table[first], sizes)
+
+
+def latency_scores(raw: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Skippy's trunc(10 * (hi - t + lo) / hi) of whole seconds ``raw`` (hi > 0), as floats in a new array."""
+    # skippy's int arithmetic: the values are whole and far below 2**53, so these float steps are exact up to / hi
+    score = (hi + lo) - raw
+    score *= SKIPPY_MAX
+    score /= hi
+    return np.trunc(score, out=score)
+
+
 class LatencyAwareImageLocality(Priority):
     """Prefer nodes that pull the missing images fastest (bytes over the registry -> node bandwidth).
 
     skippy: raw = trunc(seconds); score = trunc(10 * (max - t + min) / max), so the slowest node keeps
-    10 * min / max rather than 0. kube: raw = seconds; DefaultNormalizeScore reversed (0-100).
+    10 * min / max rather than 0. kube: raw = seconds; DefaultNormalizeScore reversed (0-100). A pod of one image,
+    every node scored in Skippy mode, reads that image's :class:`PullSeconds` (the sum of several images' bytes is
+    truncated once, so those are computed per pod).
     """
 
     name = "LatencyAwareImageLocality"
     key = "latency_aware_image_locality"
     every_node = True
 
+    def __init__(self) -> None:
+        self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
+        self._last: PullSeconds | None = None  # the kept row the last raw values came from
+
+    def _kept_row(self, ctx: ScoringContext) -> PullSeconds | None:
+        images, c = ctx.pod.images, ctx.cluster
+        if len(images) != 1 or ctx.scored is None or not ctx.skippy:
+            return None
+        idx = c.image_index(images[0])
+        rows = self._rows.get(c)
+        if rows is None:
+            rows = self._rows[c] = {}
+        kept = rows.get(idx)
+        if kept is None or kept.column is not c.image_size_column(idx):
+            sizes = pull_sizes(c, idx)
+            if sizes is None:
+                return None
+            kept = rows[idx] = PullSeconds(c, idx, sizes)
+        kept.current(c, idx)
+        return kept
+
     def raw(self, ctx: ScoringContext) -> np.ndarray:
+        kept = self._last = self._kept_row(ctx)
+        if kept is not None:
+            return kept.row
         seconds = missing_image_bytes(ctx) / ctx.cluster.registry_bandwidth[ctx.nodes]
         return np.trunc(seconds, out=seconds) if ctx.skippy else seconds  # whole seconds as floats (Python's int())
 
@@ -65,14 +229,12 @@ class LatencyAwareImageLocality(Priority):
             return kube_default_normalize(raw, reverse=True)
         if len(raw) == 0:
             return raw
-        lo, hi = ctx.bounds(raw)
+        kept = self._last if self._last is not None and raw is self._last.row else None
+        bounds = kept.bounds(ctx.scored) if kept is not None else None
+        lo, hi = bounds if bounds is not None else ctx.bounds(raw)
         if hi == 0:
             return zero_scores(ctx.size)
-        # skippy's int arithmetic: the values are whole and far below 2**53, so these float steps are exact up to / hi
-        score = (hi + lo) - raw
-        score *= SKIPPY_MAX
-        score /= hi
-        return np.trunc(score, out=score)
+        return kept.scores((lo, hi)) if kept is not None else latency_scores(raw, lo, hi)
 
 
 class ImageLocality(Priority):

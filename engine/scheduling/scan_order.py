@@ -11,6 +11,9 @@ import numpy as np
 
 def last_in_scan(passes: np.ndarray, start: int) -> int:
     """The last passing node of a cyclic walk from ``start`` (at least one node passes)."""
+    for node in range(start - 1, max(start - 9, -1), -1):  # most nodes pass: a few steps back usually find one
+        if passes[node]:
+            return node
     if start and passes[:start].any():
         return start - 1 - int(passes[start - 1 :: -1].argmax())  # methods: np.argmax's dispatch costs more than it does
     return len(passes) - 1 - int(passes[::-1].argmax())
@@ -18,8 +21,17 @@ def last_in_scan(passes: np.ndarray, start: int) -> int:
 
 def first_best_from(total: np.ndarray, passes: np.ndarray, start: int) -> int:
     """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``."""
-    masked = np.array(total, dtype=np.float64)  # a copy, whatever the scores' type
-    np.putmask(masked, ~passes, -np.inf)
+    best = int(total.argmax())  # the first maximum over every node: if it passes, no mask is needed
+    top = total[best]
+    if passes[best] and top == top:  # (not NaN)
+        if best >= start:  # every node before it holds less
+            return best
+        later = start + int(total[start:].argmax())
+        if total[later] != top:  # no node from start on reaches the maximum: the walk meets ``best`` first
+            return best
+        if passes[later]:
+            return later
+    masked = np.where(passes, total, -np.inf)  # a new float array, whatever the scores' type
     pick = int(masked.argmax())
     if pick < start:  # a tie at or after start comes first in the walk
         later = start + int(masked[start:].argmax())

@@ -15,7 +15,7 @@ SMALL = 4096  # below this many nodes a whole column costs about what finding th
 
 class ShapeColumns:
     """Per cluster and key (a pod's shape), a column over every node whose values depend only on that node's free
-    resources and the key: kept between pods, recomputed when asked at the nodes whose ``Cluster.version`` moved.
+    resources and the key: kept between pods, recomputed when asked at the nodes :attr:`Cluster.changes` lists since.
 
     ``compute(cluster, key, nodes)`` gives the values at ``nodes`` (positions, or every node as a slice). A column
     handed out is never changed afterwards (an update writes a copy); the ``keep`` most recently used keys stay.
@@ -35,18 +35,19 @@ class ShapeColumns:
         if entries is None:
             entries = self._kept[cluster] = {}
         entry = entries.pop(key, None)  # re-inserted last: the least recently used key is the first
-        version = cluster.version
-        if entry is not None and len(entry[0]) == cluster.n:
+        mark = cluster.changes.mark
+        if entry is not None:
             seen, values = entry
-            changed = np.flatnonzero(version != seen)
-            if 0 < len(changed) <= cluster.n // 4:
-                values = values.copy()
-                values[changed] = self._compute(cluster, key, changed)
-                seen[changed] = version[changed]
-            elif len(changed):
+            changed = cluster.changes.since(seen) if seen != mark else ()
+            if changed is None or len(changed) > cluster.n // 4:
                 entry = None
+            elif changed:
+                values = values.copy()
+                nodes = np.array(changed)  # repeats write the same value
+                values[nodes] = self._compute(cluster, key, nodes)
         if entry is None:
-            seen, values = version.copy(), self._compute(cluster, key, EVERY_NODE)
+            values = self._compute(cluster, key, EVERY_NODE)
+        seen = mark
         entries[key] = (seen, values)
         if len(entries) > self._keep:
             del entries[next(iter(entries))]

@@ -15,7 +15,10 @@ from engine.cluster.model import STORAGE
 from engine.cluster.pods import mixed_pods
 from engine.cluster.synth import cloud_regions
 from engine.scheduling import Scheduler, SchedulerParams, feasible_nodes_to_find
+from engine.scheduling.base import ScoringContext
+from engine.scheduling.image_locality import LatencyAwareImageLocality
 from engine.scheduling.predicates import _fits
+from engine.scheduling.scan_order import first_best_from, last_in_scan
 from engine.scheduling.shape_columns import EVERY_NODE, ShapeColumns
 
 
@@ -75,3 +78,50 @@ def test_kept_columns_follow_every_change_and_never_change_what_they_handed_out(
                 cluster.place(pod, node)
                 placed.append((pod, node))
     assert all(np.array_equal(column, before) for column, before in handed)
+
+
+def test_winner_is_the_first_best_passing_node_of_the_walk():
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        n = int(rng.integers(1, 40))
+        total = rng.integers(0, 4, n).astype(float)  # small integers: many ties
+        passes = rng.random(n) < rng.random()
+        if not passes.any():
+            continue
+        start = int(rng.integers(n))
+        walk = [i for i in [*range(start, n), *range(start)] if passes[i]]
+        best = max(total[i] for i in walk)
+        assert first_best_from(total, passes, start) == next(i for i in walk if total[i] == best)
+        assert last_in_scan(passes, start) == walk[-1]
+
+
+def test_kept_pull_seconds_and_their_bounds_follow_every_pull():
+    cluster, pods = cluster_and_pods(300, 11)
+    priority = LatencyAwareImageLocality()
+    rng = np.random.default_rng(11)
+    for pod in pods:
+        scored = rng.random(cluster.n) < rng.choice([0.02, 0.5, 1.0])
+        if not scored.any():
+            continue
+        every = ScoringContext(cluster, pod, EVERY_NODE, "skippy", scored)
+        gathered = ScoringContext(cluster, pod, np.flatnonzero(scored), "skippy")
+        raw, expected = priority.raw(every), priority.raw(gathered)
+        assert np.array_equal(raw[scored], expected)
+        assert np.array_equal(priority.normalize(every, raw)[scored], priority.normalize(gathered, expected))
+        for image in pod.images:
+            cluster.cache_image(image, int(rng.integers(cluster.n)))
+
+
+def test_change_log_and_free_divisors_follow_binds():
+    cluster, pods = cluster_and_pods(300, 2)
+    mark = cluster.changes.mark
+    cluster.place(pods[0], 4)
+    cluster.place(pods[1], 7)
+    assert cluster.changes.since(mark) == [4, 7]
+    for step in range(8 * cluster.n + 2048):  # old entries are dropped: a reader that old recomputes whole
+        cluster.remove(pods[0], 4) if step % 2 else cluster.place(pods[0], 4)
+        if step % 97 == 0:
+            cpu, memory = cluster.free_divisors()
+            assert np.array_equal(cpu, np.where(cluster.cpu_free == 0, 1, cluster.cpu_free))
+            assert np.array_equal(memory, np.where(cluster.memory_free == 0, 1, cluster.memory_free))
+    assert cluster.changes.since(mark) is None
