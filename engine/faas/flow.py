@@ -345,6 +345,10 @@ class RequestFlow:
         self._seq = 0
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self.next_id = 0
+        #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
+        #: not by a timer of their own, so a stretch without requests costs no event per sample.
+        self.next_sample = INF
+        self.sampler: Callable[[float], None] = lambda t: None
         self.by_id: dict[int, Replica] = {}  # every replica ever (the frames name their nodes)
         requests_seed = int(stream("requests").integers(2**63))
         self.exec_seed = int(stream("execution").integers(2**63))
@@ -426,12 +430,21 @@ class RequestFlow:
 
     # -- time ---------------------------------------------------------------------------------------------
     def catch_up(self, t: float) -> None:
-        """Process every arrival and transition at or before ``t``, in time order (arrivals first on ties)."""
+        """Process every arrival and transition at or before ``t``, in time order (arrivals first on ties), and take
+        the samples due before ``t`` (:attr:`sampler`), each after the arrivals and transitions at its own time.
+
+        A sample at ``t`` itself waits for the next catch-up past ``t``: whatever else happens at ``t`` (a scaler's
+        round, a parameter change) comes first, and reading the tables after ``advance(t)`` does not depend on
+        how time was chunked.
+        """
         heap = self.heap
         functions = self.functions
         while True:
             top = heap[0][0] if heap else INF
+            due = self.next_sample
             h = t if t < top else top
+            if due < h:
+                h = due
             blocked, who = INF, None
             for rt in functions:
                 b = self._run(rt, h)
@@ -440,9 +453,12 @@ class RequestFlow:
             if who is not None:
                 self._unblock(who, blocked)
                 continue
-            if top <= t:
+            if top <= t and top <= due:
                 _, _, kind, r = heappop(heap)
                 self._transition(top, kind, r)
+                continue
+            if due < t:
+                self.sampler(due)  # sets the next due time
                 continue
             return
 
