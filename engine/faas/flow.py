@@ -267,6 +267,9 @@ class FunctionRuntime:
         self.sampled = 0  # rows of the tail lists a sample has already covered (the tail is flushed every TAIL rows)
         self.interval_cold = 0
         self.exec_recent: deque[float] = deque(maxlen=64)
+        #: (time, pending, starting, running, draining, replica seconds done, placement times) after each change,
+        #: kept while the world samples in batches (None otherwise)
+        self.state_log: list[tuple] | None = None
 
     # -- reading the spec ---------------------------------------------------------------------------------
     @property
@@ -315,6 +318,14 @@ class FunctionRuntime:
         self.sampled = 0
         return chunk
 
+    def flush_upto(self, n: int) -> None:
+        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay."""
+        rest = (self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:])
+        del self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:]
+        self.flush()
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = (list(c) for c in rest)
+        self.sampled = 0
+
     def stored_bytes(self) -> int:
         """Bytes the request rows take at rest (chunks, sparse waits and cold flags; the unflushed tail excluded)."""
         return sum(a.nbytes for c in self.chunks for a in c) + 16 * len(self.gw_wait) + 8 * len(self.cold)
@@ -349,6 +360,7 @@ class RequestFlow:
         #: not by a timer of their own, so a stretch without requests costs no event per sample.
         self.next_sample = INF
         self.sampler: Callable[[float], None] = lambda t: None
+        self.after: Callable[[float], None] | None = None  # called at the end of each catch-up (batch samples)
         self.by_id: dict[int, Replica] = {}  # every replica ever (the frames name their nodes)
         requests_seed = int(stream("requests").integers(2**63))
         self.exec_seed = int(stream("execution").integers(2**63))
@@ -427,6 +439,26 @@ class RequestFlow:
 
     def _life_row(self, t: float, r: Replica, state: str, cause: str) -> None:
         self._life((t, r.id, r.rt.name, state, r.node, r.image, cause))
+        if r.rt.state_log is not None:
+            self.log_state(r.rt, t)
+
+    def log_state(self, rt: FunctionRuntime, t: float) -> None:
+        """Append ``rt``'s replica states now to its state log (see :mod:`engine.faas.batchsample`)."""
+        pending = starting = running = draining = 0
+        placed = []
+        for r in rt.replicas.values():
+            state = r.state
+            if state == "running":
+                running += 1
+            elif state == "starting":
+                starting += 1
+            elif state == "draining":
+                draining += 1
+            elif state in ("conceived", "pending"):
+                pending += 1
+            if r.placed_at is not None:
+                placed.append(r.placed_at)
+        rt.state_log.append((t, pending, starting, running, draining, rt.replica_seconds_done, placed))  # type: ignore[union-attr]
 
     # -- time ---------------------------------------------------------------------------------------------
     def catch_up(self, t: float) -> None:
@@ -460,6 +492,8 @@ class RequestFlow:
             if due < t:
                 self.sampler(due)  # sets the next due time
                 continue
+            if self.after is not None:
+                self.after(t)
             return
 
     def _run(self, rt: FunctionRuntime, h: float) -> float:
@@ -918,6 +952,8 @@ class RequestFlow:
             self._busy(rt, r)
         self._push(t + p.schedule_seconds, "starting", r)
         self._push(r.ready_at, "running", r)
+        if rt.state_log is not None:  # placed: its lifetime counts from now
+            self.log_state(rt, t)
 
     def scale_to(self, rt: FunctionRuntime, desired: int, t: float, policy: str, reason: str) -> None:
         """Bring ``rt`` to ``desired`` replicas (within its bounds) at ``t``: conceive, or cancel and drain."""

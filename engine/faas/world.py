@@ -25,6 +25,7 @@ from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
+from engine.faas.batchsample import BatchSampler
 from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
@@ -100,6 +101,8 @@ class FunctionWorld:
         self._max_running = {rt.key: 0 for rt in self.flow.functions}
         self._seq = 0
         self._sample_stamp = (0.0, math.inf)  # the first sample's timer: set after the scalers' first ones
+        self._next_sample = math.inf
+        self._batch: BatchSampler | None = None
         self._asleep: dict[str, simpy.Event] = {}  # scaler timers waiting for their function's parameters to change
 
     # -- Platform -----------------------------------------------------------------------------------------
@@ -129,8 +132,14 @@ class FunctionWorld:
             )
             flow.scale_to(rt, s.min_replicas, 0.0, "deploy", "min_replicas at deployment")
             self.env.process(self._scaling(rt))
-        flow.sampler = self._sample_due
-        flow.next_sample = self.env.now + self._run.sample_interval
+        self._next_sample = self.env.now + self._run.sample_interval
+        if not flow.faas.record_utilization and all(rt.per_request for rt in flow.functions):
+            self._batch = BatchSampler(self)  # samples are a function of the request rows: taken in batches
+            self._batch.start(self.env.now)
+            flow.after = self._batch.take
+        else:
+            flow.sampler = self._sample_due
+            flow.next_sample = self._next_sample
 
     def settle(self, now: float) -> None:
         self.flow.catch_up(now)
@@ -153,6 +162,12 @@ class FunctionWorld:
                 self.flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
             elif names & {"max_replicas"} and len(rt.counted()) > rt.spec.max_replicas:
                 self.flow.scale_to(rt, rt.spec.max_replicas, now, "bounds", "max_replicas lowered")
+        if self._batch is not None and (self.flow.faas.record_utilization or not all(rt.per_request for rt in self.flow.functions)):
+            self._batch.stop()  # from now on one sample at a time (for the rest of the run)
+            self._batch = None
+            self.flow.after = None
+            self.flow.sampler = self._sample_due
+            self.flow.next_sample = self._next_sample
 
     def check_live(self, key: str, trial: Any) -> None:
         if self.nodescaling is not None:
@@ -261,7 +276,7 @@ class FunctionWorld:
         self._sample(now, now - self._last_sample, self.flow.faas.record_utilization)
         self._last_sample = now
         self._sample_stamp = self._stamp(now)
-        self.flow.next_sample = now + self._run.sample_interval
+        self._next_sample = self.flow.next_sample = now + self._run.sample_interval
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow
