@@ -49,6 +49,7 @@ from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_spee
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
+from engine.faas.arrivals import Arrivals
 from engine.faas.measured import Measurements
 from engine.faas.simulators import SIMULATORS, FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
@@ -236,6 +237,7 @@ class FunctionRuntime:
         self.trace = load_function_trace(section) if (section.simulator == "trace" or section.trace_memory_file) else None
         self.sim: FunctionSimulator = SIMULATORS[section.simulator](self.spec, faas, measurements, self.trace)
         self.stream = RequestStream(self.spec, rng, sections)  # sections: a request generator plugin's own
+        self.arrivals = Arrivals(self.stream)
         self.buf: list[float] = []
         self.bi = 0
         self.base = 0  # row number of buf[0]
@@ -502,10 +504,8 @@ class RequestFlow:
             return rt.blocked
         if h <= rt.done_to:
             return INF
-        stream = rt.stream
         buf = rt.buf
-        while stream.window_end <= h:
-            buf.extend(stream.next_window().tolist())
+        rt.arrivals.fill(buf, h)
         if rt.bi > 65536 and rt.bi * 2 > len(buf):
             del buf[: rt.bi]
             rt.base += rt.bi

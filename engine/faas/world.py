@@ -156,6 +156,7 @@ class FunctionWorld:
             wake = self._asleep.pop(rt.key, None)
             if wake is not None:
                 wake.succeed()
+            rt.arrivals.changed(names, now, rt.buf, rt.bi)
             if "scaler" in names:
                 rt.scaler = make_function_scaler(rt.section, self.sections)
             if rt.scaler is None and not rt.per_request and names & {"min_replicas", "max_replicas", "scaler"}:
