@@ -6,6 +6,8 @@ Imported by the scripts beside it (``benchmarks/`` is the script's folder, so ``
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import time
 
 import simpy
@@ -37,3 +39,15 @@ def time_bare(events: int, procs: int = 1) -> tuple[float, float]:
     c0, t0 = time.process_time(), time.perf_counter()
     env.run()
     return time.perf_counter() - t0, time.process_time() - c0
+
+
+def loadavg() -> list[float] | None:
+    """The 1/5/15-minute load averages (None where the OS has none): every figure is printed beside them."""
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+def machine_line(title: str, load: list[float] | None, versions: str = "") -> str:
+    """The first line of a benchmark's report: what ran, on what, under which load."""
+    shown = " ".join(f"{x:.2f}" for x in load) if load else "n/a"
+    extra = f"{versions}, " if versions else ""
+    return f"{title}: python {platform.python_version()}, {extra}{platform.machine()}, {os.cpu_count()} CPU(s), load average {shown}"

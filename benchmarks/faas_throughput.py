@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import platform
 import statistics
 import sys
@@ -40,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import simpy  # noqa: E402
-from bench_common import time_bare, time_run  # noqa: E402
+from bench_common import loadavg, machine_line, time_bare, time_run  # noqa: E402
 
 from engine import Scenario, Simulation, load_scenario  # noqa: E402
 
@@ -170,16 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     basic_s, edge_s, reps = PLANS[mode]
     reps = max(1, args.reps or reps)
     started = time.perf_counter()
-    load = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-    print(
-        f"faas throughput ({mode}): python {platform.python_version()}, simpy {simpy.__version__}, {platform.machine()}, "
-        f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in load) if load else 'n/a'}"
-    )
+    load = loadavg()
+    print(machine_line(f"faas throughput ({mode})", load, f"simpy {simpy.__version__}"))
     print(f"bare loop: {EVENTS_PER_REQUEST} events per request-equivalent (arrival, start, end)")
     print()
     basic = measure("(a) faas-basic", basic_scenario, basic_s, reps)
     edge = measure("(b) edge-1000: ~1,000 nodes, 5 autoscaled functions, ~150 req/s", edge_scenario, edge_s, reps)
-    load_end = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    load_end = loadavg()
 
     goals = {
         "basic_requests_per_s": basic["ours_requests_per_s"] >= GOAL_BASIC,

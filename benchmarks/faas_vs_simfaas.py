@@ -35,7 +35,6 @@ import argparse
 import gc
 import json
 import math
-import os
 import platform
 import statistics
 import sys
@@ -44,8 +43,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+from bench_common import loadavg, machine_line  # noqa: E402
 
 from engine import Scenario, Simulation  # noqa: E402
 from engine.faas.params import register_simulator  # noqa: E402
@@ -229,17 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     import simfaas
 
     started = time.perf_counter()
-    load = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-    print(
-        f"function platform vs SimFaaS {simfaas.__version__} ({mode}): python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in load) if load else 'n/a'}"
-    )
+    load = loadavg()
+    print(machine_line(f"function platform vs SimFaaS {simfaas.__version__} ({mode})", load))
     print(
         f"scale per request, expiration {EXPIRATION:g} s, warm {WARM_MEAN} s / cold {COLD_MEAN} s exponential; CPU ratio = SimFaaS / ours"
     )
     print()
     runs = {f"{rate:g}": measure(rate, HORIZONS.get(rate, 20_000.0) * scale, reps) for rate in args.rates}
-    load_end = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    load_end = loadavg()
     goals = {f"cpu_ratio_{k}": v["cpu_ratio"] >= GOAL for k, v in runs.items()}
     agreement = {f"{m}_{k}": v[m]["agree"] for k, v in runs.items() for m in ("p_cold", "servers")}
     print(f"checks (goal: ours >= {GOAL:g}x SimFaaS in CPU time, same cold-start probability and instance count within noise)")

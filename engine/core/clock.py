@@ -49,3 +49,18 @@ def run_until(env: simpy.Environment, until: float) -> None:
         return
     except EmptySchedule:  # not while the stop event is queued
         raise RuntimeError("the stop event left the queue without stopping the run") from None
+
+
+def timeout_at(env: simpy.Environment, t: float) -> simpy.Timeout:
+    """A timeout that fires at ``t`` itself (not before now): the delay is nudged by ulps until ``now + delay == t``.
+
+    A timer that sleeps while nothing can change and then resumes on its grid (``t`` a sum of intervals) must land on
+    the grid point, not one ulp beside it.
+    """
+    now = env.now
+    delay = max(t - now, 0.0)
+    while delay > 0.0 and now + delay > t:
+        delay = math.nextafter(delay, 0.0)
+    while now + delay < t:
+        delay = math.nextafter(delay, math.inf)
+    return env.timeout(delay)

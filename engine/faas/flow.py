@@ -49,6 +49,7 @@ from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_spee
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
+from engine.faas.arrivals import Arrivals
 from engine.faas.measured import Measurements
 from engine.faas.simulators import SIMULATORS, FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
@@ -236,6 +237,7 @@ class FunctionRuntime:
         self.trace = load_function_trace(section) if (section.simulator == "trace" or section.trace_memory_file) else None
         self.sim: FunctionSimulator = SIMULATORS[section.simulator](self.spec, faas, measurements, self.trace)
         self.stream = RequestStream(self.spec, rng, sections)  # sections: a request generator plugin's own
+        self.arrivals = Arrivals(self.stream)
         self.buf: list[float] = []
         self.bi = 0
         self.base = 0  # row number of buf[0]
@@ -267,6 +269,9 @@ class FunctionRuntime:
         self.sampled = 0  # rows of the tail lists a sample has already covered (the tail is flushed every TAIL rows)
         self.interval_cold = 0
         self.exec_recent: deque[float] = deque(maxlen=64)
+        #: (time, pending, starting, running, draining, replica seconds done, placement times) after each change,
+        #: kept while the world samples in batches (None otherwise)
+        self.state_log: list[tuple] | None = None
 
     # -- reading the spec ---------------------------------------------------------------------------------
     @property
@@ -315,6 +320,14 @@ class FunctionRuntime:
         self.sampled = 0
         return chunk
 
+    def flush_upto(self, n: int) -> None:
+        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay."""
+        rest = (self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:])
+        del self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:]
+        self.flush()
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = (list(c) for c in rest)
+        self.sampled = 0
+
     def stored_bytes(self) -> int:
         """Bytes the request rows take at rest (chunks, sparse waits and cold flags; the unflushed tail excluded)."""
         return sum(a.nbytes for c in self.chunks for a in c) + 16 * len(self.gw_wait) + 8 * len(self.cold)
@@ -345,6 +358,11 @@ class RequestFlow:
         self._seq = 0
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self.next_id = 0
+        #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
+        #: not by a timer of their own, so a stretch without requests costs no event per sample.
+        self.next_sample = INF
+        self.sampler: Callable[[float], None] = lambda t: None
+        self.after: Callable[[float], None] | None = None  # called at the end of each catch-up (batch samples)
         self.by_id: dict[int, Replica] = {}  # every replica ever (the frames name their nodes)
         requests_seed = int(stream("requests").integers(2**63))
         self.exec_seed = int(stream("execution").integers(2**63))
@@ -423,15 +441,44 @@ class RequestFlow:
 
     def _life_row(self, t: float, r: Replica, state: str, cause: str) -> None:
         self._life((t, r.id, r.rt.name, state, r.node, r.image, cause))
+        if r.rt.state_log is not None:
+            self.log_state(r.rt, t)
+
+    def log_state(self, rt: FunctionRuntime, t: float) -> None:
+        """Append ``rt``'s replica states now to its state log (see :mod:`engine.faas.batchsample`)."""
+        pending = starting = running = draining = 0
+        placed = []
+        for r in rt.replicas.values():
+            state = r.state
+            if state == "running":
+                running += 1
+            elif state == "starting":
+                starting += 1
+            elif state == "draining":
+                draining += 1
+            elif state in ("conceived", "pending"):
+                pending += 1
+            if r.placed_at is not None:
+                placed.append(r.placed_at)
+        rt.state_log.append((t, pending, starting, running, draining, rt.replica_seconds_done, placed))  # type: ignore[union-attr]
 
     # -- time ---------------------------------------------------------------------------------------------
     def catch_up(self, t: float) -> None:
-        """Process every arrival and transition at or before ``t``, in time order (arrivals first on ties)."""
+        """Process every arrival and transition at or before ``t``, in time order (arrivals first on ties), and take
+        the samples due before ``t`` (:attr:`sampler`), each after the arrivals and transitions at its own time.
+
+        A sample at ``t`` itself waits for the next catch-up past ``t``: whatever else happens at ``t`` (a scaler's
+        round, a parameter change) comes first, and reading the tables after ``advance(t)`` does not depend on
+        how time was chunked.
+        """
         heap = self.heap
         functions = self.functions
         while True:
             top = heap[0][0] if heap else INF
+            due = self.next_sample
             h = t if t < top else top
+            if due < h:
+                h = due
             blocked, who = INF, None
             for rt in functions:
                 b = self._run(rt, h)
@@ -440,10 +487,15 @@ class RequestFlow:
             if who is not None:
                 self._unblock(who, blocked)
                 continue
-            if top <= t:
+            if top <= t and top <= due:
                 _, _, kind, r = heappop(heap)
                 self._transition(top, kind, r)
                 continue
+            if due < t:
+                self.sampler(due)  # sets the next due time
+                continue
+            if self.after is not None:
+                self.after(t)
             return
 
     def _run(self, rt: FunctionRuntime, h: float) -> float:
@@ -452,10 +504,8 @@ class RequestFlow:
             return rt.blocked
         if h <= rt.done_to:
             return INF
-        stream = rt.stream
         buf = rt.buf
-        while stream.window_end <= h:
-            buf.extend(stream.next_window().tolist())
+        rt.arrivals.fill(buf, h)
         if rt.bi > 65536 and rt.bi * 2 > len(buf):
             del buf[: rt.bi]
             rt.base += rt.bi
@@ -902,6 +952,8 @@ class RequestFlow:
             self._busy(rt, r)
         self._push(t + p.schedule_seconds, "starting", r)
         self._push(r.ready_at, "running", r)
+        if rt.state_log is not None:  # placed: its lifetime counts from now
+            self.log_state(rt, t)
 
     def scale_to(self, rt: FunctionRuntime, desired: int, t: float, policy: str, reason: str) -> None:
         """Bring ``rt`` to ``desired`` replicas (within its bounds) at ``t``: conceive, or cancel and drain."""

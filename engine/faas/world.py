@@ -19,11 +19,13 @@ import simpy
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
 from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
+from engine.core.clock import timeout_at
 from engine.core.events import EventLog
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
+from engine.faas.batchsample import BatchSampler
 from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
@@ -97,6 +99,11 @@ class FunctionWorld:
         self._sampled_generated = {rt.key: 0 for rt in self.flow.functions}
         self._last_sample = 0.0
         self._max_running = {rt.key: 0 for rt in self.flow.functions}
+        self._seq = 0
+        self._sample_stamp = (0.0, math.inf)  # the first sample's timer: set after the scalers' first ones
+        self._next_sample = math.inf
+        self._batch: BatchSampler | None = None
+        self._asleep: dict[str, simpy.Event] = {}  # scaler timers waiting for their function's parameters to change
 
     # -- Platform -----------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -125,7 +132,14 @@ class FunctionWorld:
             )
             flow.scale_to(rt, s.min_replicas, 0.0, "deploy", "min_replicas at deployment")
             self.env.process(self._scaling(rt))
-        self.env.process(self._sampling())
+        self._next_sample = self.env.now + self._run.sample_interval
+        if not flow.faas.record_utilization and all(rt.per_request for rt in flow.functions):
+            self._batch = BatchSampler(self)  # samples are a function of the request rows: taken in batches
+            self._batch.start(self.env.now)
+            flow.after = self._batch.take
+        else:
+            flow.sampler = self._sample_due
+            flow.next_sample = self._next_sample
 
     def settle(self, now: float) -> None:
         self.flow.catch_up(now)
@@ -139,12 +153,22 @@ class FunctionWorld:
             names = {k.split(".", 1)[1] for k in applied if k.split(".", 1)[0] == rt.key}
             if not names:
                 continue
+            wake = self._asleep.pop(rt.key, None)
+            if wake is not None:
+                wake.succeed()
+            rt.arrivals.changed(names, now, rt.buf, rt.bi)
             if "scaler" in names:
                 rt.scaler = make_function_scaler(rt.section, self.sections)
             if rt.scaler is None and not rt.per_request and names & {"min_replicas", "max_replicas", "scaler"}:
                 self.flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
             elif names & {"max_replicas"} and len(rt.counted()) > rt.spec.max_replicas:
                 self.flow.scale_to(rt, rt.spec.max_replicas, now, "bounds", "max_replicas lowered")
+        if self._batch is not None and (self.flow.faas.record_utilization or not all(rt.per_request for rt in self.flow.functions)):
+            self._batch.stop()  # from now on one sample at a time (for the rest of the run)
+            self._batch = None
+            self.flow.after = None
+            self.flow.sampler = self._sample_due
+            self.flow.next_sample = self._next_sample
 
     def check_live(self, key: str, trial: Any) -> None:
         if self.nodescaling is not None:
@@ -201,32 +225,59 @@ class FunctionWorld:
 
     # -- processes ----------------------------------------------------------------------------------------
     def _scaling(self, rt: FunctionRuntime):
+        """The function's scaler rounds, every ``interval``. A ``per_request`` function has no rounds to run (the
+        gateway scales it): its timer sleeps until the function's parameters change, then resumes on the same grid."""
         env, flow = self.env, self.flow
+        tick = env.now
+        interval = None
         while True:
-            interval = rt.spec.scale_interval or FUNCTION_SCALERS[rt.spec.scaler].interval or 10.0
-            yield env.timeout(interval)
+            if interval is None:
+                interval = rt.spec.scale_interval or FUNCTION_SCALERS[rt.spec.scaler].interval or 10.0
+            tick += interval
+            stamp = self._stamp(env.now)
+            yield timeout_at(env, tick)
             now = env.now
+            if rt.scaler is None and rt.per_request:
+                # the next round's interval is read now, as the round's timer would; rounds before the change did nothing
+                interval = rt.spec.scale_interval or FUNCTION_SCALERS[rt.spec.scaler].interval or 10.0
+                wake = self._asleep[rt.key] = env.event()
+                yield wake
+                while tick + interval < env.now:
+                    tick += interval
+                continue
+            interval = None
             if rt.scaler is None:
                 if not rt.per_request and len(rt.counted()) < rt.spec.min_replicas:
-                    flow.catch_up(now)
+                    self._round_catch_up(now, stamp)
                     flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
                 continue
-            flow.catch_up(now)
+            self._round_catch_up(now, stamp)
             obs = flow.observe(rt, now)
             verdict = rt.scaler.decide(obs)
             flow.record_decision(rt, now, obs, verdict)
             if verdict.desired is not None:
                 flow.scale_to(rt, verdict.desired, now, rt.spec.scaler, verdict.reason)
 
-    def _sampling(self):
-        env, run = self.env, self._run
-        record = self.flow.faas
-        while True:
-            yield env.timeout(run.sample_interval)
-            now = env.now
-            self.flow.catch_up(now)
-            self._sample(now, now - self._last_sample, record.record_utilization)
-            self._last_sample = now
+    def _stamp(self, t: float) -> tuple[float, int]:
+        """When a timer of this world was set, in the order simpy would queue it (time, then sequence)."""
+        self._seq += 1
+        return (t, self._seq)
+
+    def _round_catch_up(self, now: float, stamp: tuple[float, int]) -> None:
+        """A scaler round at ``now`` catches up; the sample due at ``now`` comes first if its timer was set first (a
+        2 s KPA round at a sample's time follows the sample, a 10 s round precedes it), as with a simpy timer each."""
+        flow = self.flow
+        flow.catch_up(now)
+        if flow.next_sample == now and self._sample_stamp < stamp:
+            self._sample_due(now)
+
+    def _sample_due(self, now: float) -> None:
+        """The sample at ``now``: taken by the flow's catch-up once everything at ``now`` has happened, or by a scaler
+        round at ``now`` whose timer was set after the sample's."""
+        self._sample(now, now - self._last_sample, self.flow.faas.record_utilization)
+        self._last_sample = now
+        self._sample_stamp = self._stamp(now)
+        self._next_sample = self.flow.next_sample = now + self._run.sample_interval
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow

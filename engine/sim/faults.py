@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import simpy
 
+from engine.core.clock import timeout_at
 from engine.core.events import EventLog
 from engine.core.params import ParamError, Section
 from engine.core.platform import FaultOutcome, Platform
@@ -33,6 +34,9 @@ class FaultSchedule:
         self.rng = rng
         self.log = log
         self._scheduled: set[tuple] = set()
+        self._wake: simpy.Event | None = None  # the random draws sleep on it while every rate is 0
+        self._tick = 0.0  # the last tick of the random draws (taken or, while asleep, skipped)
+        self._owed = 0  # numbers one tick draws while asleep (one per kind)
 
     def start(self) -> None:
         if self.faults is None:  # no faults section: only injected faults
@@ -45,6 +49,7 @@ class FaultSchedule:
         if kind not in self.platform.fault_kinds:
             raise ParamError("fault", f"{kind!r} is not a fault; allowed: {', '.join(self.platform.fault_kinds)}")
         args = dict(args or {})
+        self._skip_draws()
         outcome = self.platform.inject(kind, args, cause, self.rng)
         facts = dict(outcome.facts)
         seconds = facts.pop("duration", None)
@@ -72,14 +77,24 @@ class FaultSchedule:
             self._scheduled.add(key)
             ev = env.timeout(t - env.now)
             ev.callbacks.append(lambda _e, kind=kind, args=args: self.fire(kind, args, "scheduled"))
+        if self._wake is not None and not self._wake.triggered:  # a rate may have changed: the draws look again
+            self._wake.succeed()
 
     def _random(self):
-        """One draw per FAULT_TICK per random fault kind (per target where it has targets, e.g. each live worker)."""
+        """One draw per FAULT_TICK per random fault kind (per target where it has targets, e.g. each live worker).
+
+        While every kind has rate 0 and no targets (one draw per tick that can never fire), the process sleeps until
+        the faults change (:meth:`schedule`): the generator skips the draws of the ticks slept through before anything
+        else draws from it (:meth:`_skip_draws`), and the ticks resume on the same grid. The same draws at the same
+        times, without an event every FAULT_TICK.
+        """
         env = self.env
         rng = self.rng
         while True:
-            yield env.timeout(FAULT_TICK)
-            for kind, rate, per_target in self.faults.random():
+            self._tick += FAULT_TICK
+            yield timeout_at(env, self._tick)
+            kinds = self.faults.random()
+            for kind, rate, per_target in kinds:
                 p = -math.expm1(-rate * FAULT_TICK / 3600.0)
                 if not per_target:
                     if rng.random() < p:
@@ -90,3 +105,20 @@ class FaultSchedule:
                     for target, u in zip(targets, rng.random(len(targets)), strict=True):
                         if u < p:
                             self.fire(kind, {"vm": target}, "random")
+            if kinds and all(rate <= 0.0 and not per_target for _, rate, per_target in kinds):
+                self._owed = len(kinds)
+                self._wake = env.event()
+                yield self._wake
+                self._wake = None
+                self._skip_draws()
+                self._owed = 0
+
+    def _skip_draws(self) -> None:
+        """Asleep: move the generator past the draws of the ticks before now (a tick at now draws after what runs now)."""
+        if not self._owed:
+            return
+        skipped = 0
+        while self._tick + FAULT_TICK < self.env.now:
+            self._tick += FAULT_TICK
+            skipped += 1
+        self.rng.bit_generator.advance(skipped * self._owed)
