@@ -255,7 +255,10 @@ class FunctionsView:
         self.table = pn.pane.DataFrame(pd.DataFrame(), sizing_mode="stretch_width", index=False, css_classes=["function-kpis"])
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", visible=False)
-        self.heatmap_pane = pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width", min_height=340, visible=False)
+        # shown with its first grid (a Column's visibility: a Bokeh pane syncs its figure's properties when its own change)
+        self.heatmap_pane = pn.Column(
+            pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width", min_height=340), visible=False, sizing_mode="stretch_width"
+        )
         parts = [self.note, self.table, self.plots.layout, self.heatmap_pane]
         if controls:
             parts += [pn.pane.Markdown("### Per-function controls (live)"), self.controls]
@@ -266,7 +269,8 @@ class FunctionsView:
     def clear(self) -> None:
         self.plots.clear()
         self.heatmap.clear()
-        self.heatmap_pane.visible = False
+        if self.heatmap_pane.visible:
+            self.heatmap_pane.visible = False
         self.node_names: dict[int, str] = {}
         self.node_order: dict[str, tuple] = {}
         self.counts = np.zeros(0, dtype=np.int64)  # replicas per node index
@@ -330,7 +334,8 @@ class FunctionsView:
         step = (times[-1] - times[0]) / max(1, len(times) - 1)
         names = [self.node_names[n] for n in held]
         self.heatmap.show(grid, times[0], times[-1] + step, names, [self.node_order[name][0] for name in names])
-        self.heatmap_pane.visible = True
+        if not self.heatmap_pane.visible:
+            self.heatmap_pane.visible = True
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:

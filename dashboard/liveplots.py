@@ -201,6 +201,16 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 DASHES = ("solid", "dashed", "dotted", "dashdot")
 
 
+def stream_or_set(source: ColumnDataSource, new: dict[str, Any], rollover: int) -> None:
+    """Stream ``new`` rows into ``source``, or set them as its data when it holds none: a source made or emptied in the
+    same held document update as a stream would reach the browser with those rows twice (once in the new model or the
+    data change, serialized when the update is sent, and once in the stream event)."""
+    if len(next(iter(source.data.values()), ())):
+        source.stream(new, rollover=rollover)
+    else:
+        source.data = new
+
+
 class Streamed:
     """One run's rows of some numeric columns in a bounded :class:`ColumnDataSource`: :meth:`push` queues a frame,
     :meth:`flush` streams only what was queued (``stream(new, rollover=window)``), :meth:`clear` empties it at once.
@@ -230,7 +240,7 @@ class Streamed:
         for c in self.columns:
             values = batch[c].to_numpy(dtype=float, na_value=np.nan) if c in batch else np.full(len(batch), np.nan)
             new[c] = np.where(values > 0, values, np.nan) if c in self.positive else values
-        self.source.stream(new, rollover=self.window)
+        stream_or_set(self.source, new, self.window)
         return True
 
     def clear(self) -> None:
