@@ -110,6 +110,7 @@ class FunctionPlots:
         self.x_range = Range1d(0.0, 1.0)
         self.streams: dict[str, Streamed] = {}
         self.current: list[str] = []  # the run's functions, in the order first seen
+        self._pending: list[pd.DataFrame] = []
         self.built: tuple[str, ...] = ()
         self.figures: dict[str, figure] = {}
         self.layout = pn.GridBox(pn.pane.Markdown("*The plots appear with the first samples.*"), ncols=2, sizing_mode="stretch_width")
@@ -119,10 +120,16 @@ class FunctionPlots:
         return bool(self.current) and tuple(self.current) != self.built
 
     def push(self, samples: pd.DataFrame) -> None:
-        """New ``function_samples`` rows (queued)."""
-        if not len(samples):
+        """New ``function_samples`` rows (queued as they came: split by function when drawn)."""
+        if len(samples):
+            self._pending.append(samples)
+
+    def _split(self) -> None:
+        if not self._pending:
             return
-        for f, rows in samples.groupby("function", sort=False):
+        batch = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
+        for f, rows in batch.groupby("function", sort=False):
             f = str(f)
             if f not in self.streams:
                 self.streams[f] = Streamed(["time", *NUMERIC], self.window, positive=LOG_COLUMNS)
@@ -130,8 +137,15 @@ class FunctionPlots:
                 self.current.append(f)
             self.streams[f].push(rows)
 
+    @property
+    def functions(self) -> list[str]:
+        """The run's functions (those seen so far)."""
+        self._split()
+        return self.current
+
     def flush(self) -> bool:
         """Stream what was queued into every plot (the figures first, if the run's functions are new); True if any."""
+        self._split()
         if self.needs_build:
             self._build()
         if not any([self.streams[f].flush() for f in self.built]):
@@ -150,7 +164,7 @@ class FunctionPlots:
         """A new run: every plot empty at once (its functions are known again from its first samples)."""
         for st in self.streams.values():
             st.clear()
-        self.current = []
+        self.current, self._pending = [], []
         self.fit()
 
     def _build(self) -> None:
@@ -276,7 +290,7 @@ class FunctionsView:
         self.counts = np.zeros(0, dtype=np.int64)  # replicas per node index
         self.columns: list[tuple[float, np.ndarray]] = []
         self.last: dict[str, dict[str, Any]] = {}
-        self.table_dirty = False
+        self.last_samples: pd.DataFrame | None = None
 
     @property
     def needs_build(self) -> bool:
@@ -288,10 +302,7 @@ class FunctionsView:
         samples = new.get("function_samples", pd.DataFrame())
         if len(samples):
             self.plots.push(samples)
-            last = samples.groupby("function", sort=False).tail(1)
-            for row in last[[c for c in KPI_COLUMNS if c in last]].to_dict("records"):
-                self.last[row["function"]] = row
-            self.table_dirty = True
+            self.last_samples = samples  # the table shows each function's newest row (made when drawn)
         nodes = new.get("nodes", pd.DataFrame())
         if len(nodes):
             for row in nodes.itertuples():
@@ -319,9 +330,12 @@ class FunctionsView:
         """Draw what arrived since the last render: sample rows streamed into the plots, the heatmap if it changed, the
         per-function table."""
         self.plots.flush()
-        if self.table_dirty and self.last:
-            self.table_dirty = False
-            table = pd.DataFrame(list(self.last.values()))[[c for c in KPI_COLUMNS]].round(3)
+        if self.last_samples is not None:
+            last = self.last_samples.groupby("function", sort=False).tail(1)
+            self.last_samples = None
+            for row in last[KPI_COLUMNS].to_dict("records"):
+                self.last[row["function"]] = row
+            table = pd.DataFrame(list(self.last.values()))[KPI_COLUMNS].round(3)
             if not table.equals(self.table.object):
                 self.table.object = table
         # every node that can take a replica, in region / class order: a fixed set of rows, so the axes never jump
