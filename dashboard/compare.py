@@ -1,28 +1,66 @@
 """The Compare tab: two parameter sets on the same scenario and seed, controls side by side, plots overlaid, B - A.
 
 A tab with its own clock: while it is shown, the sidebar's Play/Pause, Speed, Step and Reset drive runs A and B, and
-the live run waits (the header says so). The VM world's time plots stream A (solid) and B (dashed) into one plot each;
-other worlds draw their declared plots of A and of B side by side, redrawn at most once a second.
+the live run waits (the header says so). The pair is built off the event loop (:func:`dashboard.offloop.off_loop`): the
+page stays live meanwhile and says so. Every world streams A and B into plain Bokeh figures (only new rows): the VM
+world's time plots overlay A (solid) and B (dashed); the function platform's and the pod world's plots of A and of B
+stand side by side.
 """
 
 from __future__ import annotations
 
 import math
-import time
+from typing import Any
 
 import pandas as pd
 import panel as pn
 
 from dashboard.context import AppContext
+from dashboard.functions import FunctionPlots
 from dashboard.kpis import kpi_difference
 from dashboard.livecontrols import LiveControls
+from dashboard.offloop import off_loop
+from dashboard.podview import PodPlots
 from dashboard.session import ComparePair
 from dashboard.tabs import TabBase
 from dashboard.views import KpiRow, TimeSeriesView
-from dashboard.worldplots import time_plots
 
-#: Seconds between two redraws of a non-VM world's compare plots (each redraw sends whole tables).
-REDRAW_EVERY = 1.0
+BUILDING = "*Building runs A and B… the page stays live meanwhile.*"
+
+
+class WorldPair:
+    """A's and B's streamed plots of a world other than the VM world, side by side (what each side's poll brought)."""
+
+    def __init__(self, view: Any):
+        if "functions" in view.views:
+            self.table = "function_samples"
+            self.sides = {label: FunctionPlots(prefix=f"cmp{label}-fn") for label in ("A", "B")}
+        else:
+            self.table = view.sample_table
+            self.sides = {label: PodPlots(view.series, prefix=f"cmp{label}") for label in ("A", "B")}
+        for plots in self.sides.values():
+            plots.layout.ncols = 1
+        self.layout = pn.Row(
+            *(pn.Column(pn.pane.Markdown(f"**Run {label}**"), p.layout, sizing_mode="stretch_width") for label, p in self.sides.items()),
+            sizing_mode="stretch_width",
+        )
+
+    def push(self, label: str, new: dict[str, pd.DataFrame]) -> None:
+        rows = new.get(self.table)
+        if rows is not None and len(rows):
+            self.sides[label].push(rows)
+
+    def flush(self) -> None:
+        for plots in self.sides.values():
+            plots.flush()
+
+    def clear(self) -> None:
+        for plots in self.sides.values():
+            plots.clear()
+
+    @property
+    def needs_build(self) -> bool:
+        return any(getattr(p, "needs_build", False) for p in self.sides.values())
 
 
 class CompareView(TabBase, pn.viewable.Viewer):
@@ -34,6 +72,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
         super().__init__()
         self.ctx = ctx
         self.views: TimeSeriesView | None = None  # made when the tab is first opened: the page loads faster
+        self.world_plots: WorldPair | None = None
         self.plots = pn.Column(sizing_mode="stretch_width")
         self.kpi_a, self.kpi_b = KpiRow(), KpiRow()
         self.restart = pn.widgets.Button(
@@ -42,6 +81,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
             description="A and B start again from t=0 with the live run's parameters",
         )
         self.restart.on_click(lambda e: self.rebuild())
+        self.status = pn.pane.Markdown("", css_classes=["compare-status"], visible=False)
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.layout = pn.Column(
             pn.pane.Markdown(
@@ -49,7 +89,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
                 "workers, another GPU policy). Change either side below. **Play/Pause, Speed, Step and Reset in the "
                 "sidebar drive A and B while this tab is shown; the live run waits until you go back.**"
             ),
-            self.restart,
+            pn.Row(self.restart, self.status),
             pn.Row(
                 pn.Column(pn.pane.Markdown("**Run A**"), self.kpi_a.pane),
                 pn.Column(pn.pane.Markdown("**Run B** (with B − A)"), self.kpi_b.pane),
@@ -62,45 +102,86 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self.pair: ComparePair | None = None
         self.side_controls: list[LiveControls] = []
         self._new_pair = False
-        self._drawn = 0.0
+        self._building: tuple | None = None  # what is being built off the loop (scenario, seed, changes), or None
+        self._generation = 0
+        self._closed = False
 
     @property
     def streamed(self) -> bool:
-        """Are A and B streamed into shared time plots (the VM world), or redrawn whole (the others)?"""
+        """Are A and B overlaid in the VM world's shared time plots (or side by side in their world's plots)?"""
         return self.pair is not None and "vm-series" in self.pair.a.view.views
 
+    @property
+    def building(self) -> bool:
+        return self._building is not None
+
+    @property
+    def streams_only(self) -> bool:  # type: ignore[override]
+        """A flush adds no model to the page, unless a new pair's plots are made."""
+        return not self._new_pair and not (self.world_plots is not None and self.world_plots.needs_build)
+
     def rebuild(self) -> None:
-        """A and B again from t=0, with the live run's scenario, seed and changes."""
+        """A and B again from t=0, with the live run's scenario, seed and changes: built off the event loop."""
         live = self.ctx.session
+        wanted = (live.scenario_object(), live.seed, dict(live.overrides))
+        if self._building is not None and self._building == wanted:
+            return  # that very pair is on its way
         if self.pair is not None:
             self.pair.stop()
-        self.pair = ComparePair(live.scenario_object(), live.seed, dict(live.overrides))
+            self.pair = None
+        self._closed = False
+        self._generation += 1
+        generation = self._generation
+        self._building = wanted
+        self.status.object, self.status.visible = BUILDING, True
+        scenario, seed, changes = wanted
+        off_loop(lambda: ComparePair(scenario, seed, changes), lambda pair: self._adopt(pair, generation), self._failed)
+
+    def _failed(self, error: BaseException) -> None:
+        self._building = None
+        self.status.object, self.status.visible = f"Runs A and B could not be built: {error}", True
+
+    def _adopt(self, pair: ComparePair, generation: int) -> None:
+        """The built pair (on the event loop): its plots and side controls; a pair overtaken by another is let go."""
+        if generation != self._generation or self._closed:
+            pair.stop()
+            return
+        self._building = None
+        self.status.visible = False
+        self.pair = pair
         if self.streamed:
             if self.views is None:
                 self.views = TimeSeriesView(("A", "B"), prefix="cmp")
+            self.world_plots = None
             self.plots[:] = [self.views]
         else:
-            self.plots[:] = []
-        sections = self.pair.a.view.compare_sections
+            self.world_plots = WorldPair(pair.a.view)
+            self.plots[:] = [self.world_plots.layout]
+        sections = pair.a.view.compare_sections
         sides = []
         self.side_controls = []
-        for label, s in (("A", self.pair.a), ("B", self.pair.b)):
+        for label, s in (("A", pair.a), ("B", pair.b)):
             ctl = LiveControls(s, sections=sections, collapsed_all=True, scope=label)
             self.side_controls.append(ctl)
             sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
         self.controls[:] = sides
         self._new_pair = True
-        self._drawn = 0.0
+        self.ctx.mark_urgent()
 
     # -- its own clock -------------------------------------------------------------------------------------------
     def tick(self, wall_dt: float, speed: float, playing: bool) -> None:
         """Advance A and B (the sidebar's clock) and queue what they recorded (called inside the tick's held update)."""
         if self.pair is None:
-            self.rebuild()
+            if not self.building:
+                self.rebuild()
+            if self.pair is None:  # still being built: nothing to advance
+                return
         if self._new_pair:  # a new pair: new plots before any of its rows are drawn
             self._new_pair = False
             if self.streamed:
                 self.views.clear()
+            else:
+                self.world_plots.clear()
         self.pair.set_playing(playing)
         if playing:
             self.pair.tick(wall_dt, speed)
@@ -108,7 +189,9 @@ class CompareView(TabBase, pn.viewable.Viewer):
 
     def step(self) -> None:
         if self.pair is None:
-            self.rebuild()
+            if not self.building:
+                self.rebuild()
+            return
         self.pair.step()
         self._poll()
 
@@ -127,6 +210,8 @@ class CompareView(TabBase, pn.viewable.Viewer):
             if self.streamed:
                 interval = s.sim.sections["run"].sample_interval
                 self.views.push(label, new.get("samples", pd.DataFrame()), new.get("events", pd.DataFrame()), interval)
+            else:
+                self.world_plots.push(label, new)
 
     def now(self) -> float:
         return self.pair.a.sim.now if self.pair is not None else 0.0
@@ -136,6 +221,8 @@ class CompareView(TabBase, pn.viewable.Viewer):
 
     def run_state(self, playing: bool) -> tuple[str, str]:
         """The header's state label and its CSS class while this tab drives its own runs."""
+        if self.pair is None:
+            return "Compare A/B building", "state compare"
         return ("Compare A/B running" if playing else "Compare A/B paused"), "state compare"
 
     # -- drawing -------------------------------------------------------------------------------------------------
@@ -145,30 +232,22 @@ class CompareView(TabBase, pn.viewable.Viewer):
         if self.streamed:
             if not self.views.flush(budget):
                 return False
-        elif time.perf_counter() - self._drawn >= REDRAW_EVERY or budget == math.inf:
-            self._redraw()
+        elif self.world_plots is not None:
+            self.world_plots.flush()
         a, b = self.pair.a.kpis(), self.pair.b.kpis()
         view = self.pair.a.view
         self.kpi_a.update(a, view=view)
         self.kpi_b.update(b, kpi_difference(view, a, b), view=view)
         return True
 
-    def _redraw(self) -> None:
-        """A's and B's declared plots side by side, from their whole tables (worlds other than the VM world)."""
-        self._drawn = time.perf_counter()
-        rows = []
-        for label, s in (("A", self.pair.a), ("B", self.pair.b)):
-            frames = {t: s.sim.frame(t) for t in s.view.tables if t in s.sim.tables}
-            interval = s.sim.sections["run"].sample_interval
-            rows.append([draw(frames).opts(title=f"{label}: {name}") for name, draw in time_plots(s.view, interval, f"cmp{label}").items()])
-        panes = [pn.pane.HoloViews(el, sizing_mode="stretch_width", linked_axes=False) for pair in zip(*rows, strict=True) for el in pair]
-        self.plots[:] = [pn.GridBox(*panes, ncols=2, sizing_mode="stretch_width")]
-
     def restart_round(self) -> None:
         if self.views is not None:
             self.views.restart_round()
 
     def close(self) -> None:
+        self._closed = True
+        self._generation += 1  # a pair still being built is let go when it arrives
+        self._building = None
         if self.pair is not None:
             self.pair.stop()
             self.pair = None

@@ -3,30 +3,45 @@ queue, a replica placement heatmap, and live per-function controls generated fro
 
 Fed from the recorded tables only (``function_samples``, ``placements``, ``nodes``), by row offset
 (:mod:`dashboard.feed`), so a live session and a finished run (:meth:`FunctionsView.from_frames`) draw the same.
-HoloViews elements throughout: ``hv.DynamicMap`` over bounded ``Buffer`` streams for the time series, an
-``hv.Image`` on a numpy grid (nodes x time) through a ``Pipe`` for the heatmap.
+Plain Bokeh figures (:mod:`dashboard.liveplots`): one ``ColumnDataSource`` per function, streamed with only its new
+rows and shared by the five time plots (one x range: they all end at the same time); the heatmap (nodes x time) is an
+image whose source is replaced only when its grid changed, with the node's name and the time in its hover. The pure
+HoloViews plots of :mod:`dashboard.worldplots` draw the same for recordings and exports.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
-from bokeh.models import FixedTicker
-from holoviews.streams import Buffer, Pipe
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    CustomJSHover,
+    CustomJSTickFormatter,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+)
+from bokeh.plotting import figure
 
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
-from dashboard.plots import name_hook
+from dashboard.liveplots import DASHES, PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
+from dashboard.plothooks import _time_ticker, hms_js
+from dashboard.plots import PLOT_HEIGHT
 from dashboard.tabs import TabBase
+from dashboard.worldplots import FUNCTION_PLOTS
 
-#: Sample rows kept on screen (per function: the buffer holds this many rows for all functions together).
+#: Sample rows kept on screen per function.
 WINDOW = 1500
 #: Time columns of the placement heatmap.
 HEATMAP_COLUMNS = 120
+#: Replicas at which the heatmap's colour is full.
+HEATMAP_CAP = 4
 SERIES = [
     "time",
     "function",
@@ -45,6 +60,10 @@ SERIES = [
     "completed",
     "generated",
 ]
+#: The bokeh figure of each plot of :data:`dashboard.worldplots.FUNCTION_PLOTS` is named ``{prefix}-{this}``.
+FIGURES = {"requests": "rps", "latency": "latency", "replicas": "replicas", "cold_starts": "cold_starts", "queue": "queued"}
+NUMERIC = [c for c in SERIES if c not in ("time", "function")]
+LOG_COLUMNS = tuple(c for name, (_t, _y, cols, log) in FUNCTION_PLOTS.items() if log for c, _s in cols)
 #: Live controls of every function, then those of its scaler (names of the slot's params).
 COMMON_CONTROLS = ["min_replicas", "max_replicas", "concurrency", "rate"]
 SCALER_CONTROLS = {
@@ -58,7 +77,18 @@ SCALER_CONTROLS = {
     "per_request": ["idle_timeout"],
     "queue_drain": ["drain_band_low", "drain_band_high"],
 }
-OPTS = {"responsive": True, "height": 230, "show_grid": True, "xlabel": "simulated time (s)", "tools": ["hover"], "framewise": True}
+KPI_COLUMNS = [
+    "function",
+    "rps",
+    "response_p50",
+    "response_p95",
+    "replicas_running",
+    "queued",
+    "in_flight",
+    "completed",
+    "rejected",
+    "generated",
+]
 
 
 def is_function_slot(key: str) -> bool:
@@ -71,135 +101,208 @@ def is_function_world(tables: list[str]) -> bool:
     return "function_samples" in tables
 
 
-def _empty() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object if c == "function" else float) for c in SERIES})
+class FunctionPlots:
+    """The five time plots of one run's functions (:data:`~dashboard.worldplots.FUNCTION_PLOTS`): a source per function,
+    streamed; the figures are (re)made when a run's set of functions is first seen (a new run, a new scenario)."""
+
+    def __init__(self, prefix: str = "fn", window: int = WINDOW):
+        self.prefix, self.window = prefix, window
+        self.x_range = Range1d(0.0, 1.0)
+        self.streams: dict[str, Streamed] = {}
+        self.current: list[str] = []  # the run's functions, in the order first seen
+        self._pending: list[pd.DataFrame] = []
+        self.built: tuple[str, ...] = ()
+        self.figures: dict[str, figure] = {}
+        self.layout = pn.GridBox(pn.pane.Markdown("*The plots appear with the first samples.*"), ncols=2, sizing_mode="stretch_width")
+
+    @property
+    def needs_build(self) -> bool:
+        return bool(self.current) and tuple(self.current) != self.built
+
+    def push(self, samples: pd.DataFrame) -> None:
+        """New ``function_samples`` rows (queued as they came: split by function when drawn)."""
+        if len(samples):
+            self._pending.append(samples)
+
+    def _split(self) -> None:
+        if not self._pending:
+            return
+        batch = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
+        for f, rows in batch.groupby("function", sort=False):
+            f = str(f)
+            if f not in self.streams:
+                self.streams[f] = Streamed(["time", *NUMERIC], self.window, positive=LOG_COLUMNS)
+            if f not in self.current:
+                self.current.append(f)
+            self.streams[f].push(rows)
+
+    @property
+    def functions(self) -> list[str]:
+        """The run's functions (those seen so far)."""
+        self._split()
+        return self.current
+
+    def flush(self) -> bool:
+        """Stream what was queued into every plot (the figures first, if the run's functions are new); True if any."""
+        self._split()
+        if self.needs_build:
+            self._build()
+        if not any([self.streams[f].flush() for f in self.built]):
+            return False
+        self.fit()
+        return True
+
+    def fit(self) -> None:
+        sources = [self.streams[f].source for f in self.built]
+        fit_x(self.x_range, sources)
+        for name, fig in self.figures.items():
+            _title, _ylabel, columns, log = FUNCTION_PLOTS[name]
+            fit_y(fig, [s.data[c] for s in sources for c, _ in columns], log=log)
+
+    def clear(self) -> None:
+        """A new run: every plot empty at once (its functions are known again from its first samples)."""
+        for st in self.streams.values():
+            st.clear()
+        self.current, self._pending = [], []
+        self.fit()
+
+    def _build(self) -> None:
+        self.built = tuple(self.current)
+        self.streams = {f: self.streams[f] for f in self.built}
+        self.figures = {}
+        for name, (title, ylabel, columns, log) in FUNCTION_PLOTS.items():
+            fig = time_figure(f"{self.prefix}-{FIGURES[name]}", title, ylabel, self.x_range, log=log)
+            for i, f in enumerate(self.built):
+                for j, (col, suffix) in enumerate(columns):
+                    series_line(
+                        fig, self.streams[f].source, col, f"{f} {suffix}".strip(), PALETTE[i % len(PALETTE)], DASHES[j % len(DASHES)]
+                    )
+            style_legend(fig, ncols=len(columns) if len(columns) > 1 else 4)
+            self.figures[name] = fig
+        self.layout[:] = [pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=PLOT_HEIGHT) for fig in self.figures.values()]
+
+    def held(self) -> dict[str, int]:
+        """Rows on screen per function."""
+        return {f: self.streams[f].held() for f in self.built}
 
 
-def _by_function(data: pd.DataFrame, column: str, label: str, logy: bool = False) -> hv.Overlay:
-    curves = [hv.Curve(g, "time", (column, label), label=str(f)) for f, g in data.groupby("function", sort=True)] if len(data) else []
-    if not curves:
-        curves = [hv.Curve([], "time", (column, label))]
-    figure = name_hook(f"fn-{column}")  # the bokeh figure's name (tests and the benchmark find it)
-    return hv.Overlay(curves).opts(
-        hv.opts.Curve(**OPTS, logy=logy), hv.opts.Overlay(legend_position="top_left", title=label, hooks=[figure])
-    )
+class ReplicaHeatmap:
+    """Function replicas per node over the last :data:`HEATMAP_COLUMNS` pushes: an image (nodes x time) whose source is
+    replaced only when the grid changed; its hover names the node and the time."""
+
+    def __init__(self, name: str = "fn-replica-heatmap"):
+        self.name = name
+        self.source = ColumnDataSource(self._empty(), name=f"{name}-source")
+        self.labels = CustomJSHover(args={"labels": []}, code="return labels[Math.floor(value)] ?? '';")
+        self.figure = self._figure()
+        self.sent: tuple | None = None
+
+    @staticmethod
+    def _empty() -> dict[str, list]:
+        return {"image": [], "x": [], "y": [], "dw": [], "dh": []}
+
+    def _figure(self) -> figure:
+        fig = figure(
+            name=self.name,
+            title=f"Function replicas per node over time (nodes grouped by region and type; colour capped at {HEATMAP_CAP})",
+            x_range=Range1d(0.0, 1.0),
+            y_range=Range1d(0.0, 1.0),
+            height=340,
+            min_width=300,
+            sizing_mode="stretch_width",
+            tools=TOOLS,
+            active_scroll=None,
+            toolbar_location="right",
+            x_axis_label="simulated time (h:mm:ss)",
+        )
+        fig.toolbar.autohide = True
+        fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
+        fig.xaxis.ticker = _time_ticker()
+        fig.grid.visible = False
+        mapper = LinearColorMapper(palette="Viridis256", low=0, high=HEATMAP_CAP)
+        image = fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.source, color_mapper=mapper)
+        fig.add_layout(ColorBar(color_mapper=mapper, title="replicas", width=10), "right")
+        fig.add_tools(
+            HoverTool(
+                renderers=[image],
+                tooltips=[("node", "$y{custom}"), ("time", "$x{custom}"), ("replicas", "@image{0}")],
+                formatters={"$y": self.labels, "$x": CustomJSHover(code=hms_js("value"))},
+            )
+        )
+        fig.yaxis.major_label_text_font_size = "8pt"
+        return fig
+
+    def show(self, grid: np.ndarray, x0: float, x1: float, names: list[str], regions: list[str]) -> bool:
+        """Draw ``grid`` (rows: nodes in ``names`` order, top first; columns: time from ``x0`` to ``x1``) if it changed."""
+        key = (grid.shape, x0, x1, tuple(names))
+        if self.sent is not None and self.sent[0] == key and np.array_equal(self.sent[1], grid):
+            return False
+        n = len(names)
+        if self.sent is None or self.sent[0][3] != key[3]:  # the rows: hover names, ticks (every node, or each region's middle)
+            self.labels.args = {"labels": names[::-1]}
+            if n <= 40:
+                ticks = {n - i - 0.5: name for i, name in enumerate(names)}
+            else:
+                starts = [i for i in range(n) if i == 0 or regions[i] != regions[i - 1]] + [n]
+                ticks = {n - (a + b) / 2: regions[a] for a, b in zip(starts[:-1], starts[1:], strict=True)}
+            self.figure.yaxis.ticker = FixedTicker(ticks=list(ticks))
+            self.figure.yaxis.major_label_overrides = ticks
+            self.figure.y_range.update(start=0.0, end=float(max(n, 1)))
+        self.figure.x_range.update(start=x0, end=x1)
+        self.source.data = {"image": [grid[::-1].astype(np.float32)], "x": [x0], "y": [0.0], "dw": [x1 - x0], "dh": [float(n)]}
+        self.sent = (key, grid.copy())
+        return True
+
+    def clear(self) -> None:
+        self.sent = None
+        if len(self.source.data["image"]):
+            self.source.data = self._empty()
 
 
 class FunctionsView:
     """Every function plot and control of one run."""
 
-    def __init__(self) -> None:
-        self.buffer = Buffer(_empty(), length=WINDOW * 6, index=False)
-        self.requests = hv.DynamicMap(lambda data: _by_function(data, "rps", "requests / s"), streams=[self.buffer])
-        self.latency = hv.DynamicMap(self._latency, streams=[self.buffer])
-        self.replicas = hv.DynamicMap(self._replicas, streams=[self.buffer])
-        self.cold = hv.DynamicMap(lambda data: _by_function(data, "cold_starts", "cold starts per sample"), streams=[self.buffer])
-        self.queue = hv.DynamicMap(lambda data: _by_function(data, "queued", "gateway queue (requests held)"), streams=[self.buffer])
+    def __init__(self, prefix: str = "fn", controls: bool = True) -> None:
+        self.plots = FunctionPlots(prefix)
+        self.heatmap = ReplicaHeatmap(f"{prefix}-replica-heatmap")
         self.table = pn.pane.DataFrame(pd.DataFrame(), sizing_mode="stretch_width", index=False, css_classes=["function-kpis"])
         self.controls = pn.Row(sizing_mode="stretch_width")
         self.note = pn.pane.Markdown("", visible=False)
-        self.heatmap_holder = pn.Column(sizing_mode="stretch_width")
-        plots = pn.GridBox(
-            *(
-                pn.pane.HoloViews(p, sizing_mode="stretch_width", linked_axes=False)
-                for p in (self.requests, self.latency, self.replicas, self.cold, self.queue)
-            ),
-            ncols=2,
-            sizing_mode="stretch_width",
+        # shown with its first grid (a Column's visibility: a Bokeh pane syncs its figure's properties when its own change)
+        self.heatmap_pane = pn.Column(
+            pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width", min_height=340), visible=False, sizing_mode="stretch_width"
         )
-        self.layout = pn.Column(
-            self.note,
-            self.table,
-            plots,
-            self.heatmap_holder,
-            pn.pane.Markdown("### Per-function controls (live)"),
-            self.controls,
-            sizing_mode="stretch_width",
-            css_classes=["functions-view"],
-        )
+        parts = [self.note, self.table, self.plots.layout, self.heatmap_pane]
+        if controls:
+            parts += [pn.pane.Markdown("### Per-function controls (live)"), self.controls]
+        self.layout = pn.Column(*parts, sizing_mode="stretch_width", css_classes=["functions-view"])
         self.clear()
-
-    # -- plots ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _latency(data: pd.DataFrame) -> hv.Overlay:
-        if not len(data):
-            return _by_function(data, "response_p95", "response p50 / p95 / p99 (s)", logy=True)
-        curves = []
-        for f, g in data.groupby("function", sort=True):
-            for col, dash in (("response_p50", "dotted"), ("response_p95", "solid"), ("response_p99", "dashed")):
-                part = g[["time", col]].rename(columns={col: "response"})
-                curves.append(hv.Curve(part, "time", ("response", "response (s)"), label=f"{f} {col[-3:]}").opts(line_dash=dash))
-        return hv.Overlay(curves).opts(
-            hv.opts.Curve(**OPTS, logy=True),
-            hv.opts.Overlay(legend_position="top_left", title="response p50 / p95 / p99 (s)", hooks=[name_hook("fn-latency")]),
-        )
-
-    @staticmethod
-    def _replicas(data: pd.DataFrame) -> hv.Overlay:
-        if not len(data):
-            return _by_function(data, "replicas_running", "replicas by state")
-        curves = []
-        for f, g in data.groupby("function", sort=True):
-            for col, dash in (
-                ("replicas_running", "solid"),
-                ("replicas_starting", "dashed"),
-                ("replicas_pending", "dotted"),
-                ("replicas_draining", "dashdot"),
-            ):
-                part = g[["time", col]].rename(columns={col: "replicas"})
-                curves.append(hv.Curve(part, "time", "replicas", label=f"{f} {col.removeprefix('replicas_')}").opts(line_dash=dash))
-        return hv.Overlay(curves).opts(
-            hv.opts.Curve(**OPTS), hv.opts.Overlay(legend_position="top_left", title="replicas by state", hooks=[name_hook("fn-replicas")])
-        )
-
-    def _image(self, data: tuple) -> hv.Image:
-        grid, (x0, x1), names = data
-        n = max(grid.shape[0], 1)
-        self._names = list(names)
-        image = hv.Image(grid[::-1], bounds=(x0, 0, x1, n), kdims=["time", "node"], vdims=["replicas"])
-        return image.opts(
-            responsive=True, height=340, cmap="viridis", colorbar=True, tools=["hover"], hooks=[self._node_labels], clim=(0, 4), framewise=True,
-            title="Function replicas per node over time (nodes grouped by region and type; colour capped at 4)", xlabel="simulated time (s)",
-        )  # fmt: skip
-
-    def _node_labels(self, plot: Any, element: Any) -> None:
-        """Name the heatmap's rows (a hook: plot options cannot change per frame, the axis can)."""
-        names = getattr(self, "_names", [])
-        n = len(names)
-        axis = plot.state.yaxis[0]
-        if not n:
-            return
-        if n <= 40:  # name every row
-            ticks = {n - i - 0.5: name for i, name in enumerate(names)}
-        else:  # name the middle of each region's block
-            regions = [self.node_order.get(name, ("",))[0] for name in names]
-            starts = [i for i in range(n) if i == 0 or regions[i] != regions[i - 1]] + [n]
-            ticks = {n - (a + b) / 2: regions[a] for a, b in zip(starts[:-1], starts[1:], strict=True)}
-        axis.ticker = FixedTicker(ticks=list(ticks))
-        axis.major_label_overrides = ticks
-        axis.major_label_text_font_size = "8pt"
 
     # -- feeding ----------------------------------------------------------------------------------------
     def clear(self) -> None:
-        self.buffer.clear()
+        self.plots.clear()
+        self.heatmap.clear()
+        if self.heatmap_pane.visible:
+            self.heatmap_pane.visible = False
         self.node_names: dict[int, str] = {}
         self.node_order: dict[str, tuple] = {}
-        self.counts: dict[int, int] = {}
-        self.columns: list[tuple[float, dict[int, int]]] = []
+        self.counts = np.zeros(0, dtype=np.int64)  # replicas per node index
+        self.columns: list[tuple[float, np.ndarray]] = []
         self.last: dict[str, dict[str, Any]] = {}
-        self.pending: list[pd.DataFrame] = []
-        # the heatmap is made with its first grid (its rows are fixed for the run, so its axes are right from the start)
-        self.grid: Pipe | None = None
-        self.heatmap: hv.DynamicMap | None = None
-        self.heatmap_holder[:] = [pn.pane.Markdown("*The replica heatmap appears with the first placements.*")]
+        self.last_samples: pd.DataFrame | None = None
+
+    @property
+    def needs_build(self) -> bool:
+        """Will the next :meth:`render` add figures to the page (a run's first samples)?"""
+        return self.plots.needs_build
 
     def push(self, new: dict[str, pd.DataFrame], now: float, render: bool = True) -> None:
         """New rows of ``function_samples``, ``nodes`` and ``placements``; a heatmap column at ``now``."""
         samples = new.get("function_samples", pd.DataFrame())
         if len(samples):
-            self.pending.append(samples[SERIES])
-            for row in samples.to_dict("records"):
-                self.last[row["function"]] = row
+            self.plots.push(samples)
+            self.last_samples = samples  # the table shows each function's newest row (made when drawn)
         nodes = new.get("nodes", pd.DataFrame())
         if len(nodes):
             for row in nodes.itertuples():
@@ -207,66 +310,46 @@ class FunctionsView:
                     continue
                 self.node_names[int(row.node_index)] = str(row.node)
                 self.node_order[str(row.node)] = (str(row.region), str(row.node_class), str(row.node))
-            self._make_heatmap()
+            size = max(self.node_names) + 1
+            if size > len(self.counts):
+                self.counts = np.concatenate([self.counts, np.zeros(size - len(self.counts), dtype=np.int64)])
         placements = new.get("placements", pd.DataFrame())
-        if len(placements):
-            for action, node in zip(placements["action"].astype(str), placements["node_index"], strict=True):
-                if node is pd.NA or node is None:
-                    continue
-                sign = 1 if action == "bind" else -1 if action in ("release", "lost") else 0
-                if sign:
-                    self.counts[int(node)] = self.counts.get(int(node), 0) + sign
+        if len(placements) and len(self.counts):
+            action = placements["action"].astype(str).to_numpy()
+            sign = np.where(action == "bind", 1, np.where(np.isin(action, ["release", "lost"]), -1, 0))
+            node = placements["node_index"].to_numpy(dtype=float, na_value=np.nan)
+            keep = (sign != 0) & np.isfinite(node) & (node < len(self.counts))
+            np.add.at(self.counts, node[keep].astype(np.int64), sign[keep])
         if not self.columns or now > self.columns[-1][0]:
-            self.columns.append((now, dict(self.counts)))
+            self.columns.append((now, self.counts.copy()))
             del self.columns[:-HEATMAP_COLUMNS]
         if render:
             self.render()
 
     def render(self) -> None:
-        """Send what arrived since the last render: sample rows to the buffer (one batch: each send redraws every plot),
-        the heatmap grid, the per-function table."""
-        if self.pending:
-            batch, self.pending = pd.concat(self.pending, ignore_index=True), []
-            self.buffer.send(batch)
-        if self.last:
-            table = pd.DataFrame(list(self.last.values()))
-            keep = [
-                "function",
-                "rps",
-                "response_p50",
-                "response_p95",
-                "replicas_running",
-                "queued",
-                "in_flight",
-                "completed",
-                "rejected",
-                "generated",
-            ]
-            self.table.object = table[keep].round(3)
+        """Draw what arrived since the last render: sample rows streamed into the plots, the heatmap if it changed, the
+        per-function table."""
+        self.plots.flush()
+        if self.last_samples is not None:
+            last = self.last_samples.groupby("function", sort=False).tail(1)
+            self.last_samples = None
+            for row in last[KPI_COLUMNS].to_dict("records"):
+                self.last[row["function"]] = row
+            table = pd.DataFrame(list(self.last.values()))[KPI_COLUMNS].round(3)
+            if not table.equals(self.table.object):
+                self.table.object = table
         # every node that can take a replica, in region / class order: a fixed set of rows, so the axes never jump
         held = sorted(self.node_names, key=lambda n: self.node_order[self.node_names[n]])
         if not held or len(self.columns) < 2:
             return
-        grid = np.zeros((len(held), len(self.columns)), dtype=np.float32)
-        for j, (_, counts) in enumerate(self.columns):
-            for i, n in enumerate(held):
-                grid[i, j] = counts.get(n, 0)
+        rows = np.asarray(held)
+        grid = np.stack([np.pad(c, (0, max(0, len(self.counts) - len(c))))[rows] for _, c in self.columns], axis=1).astype(np.float32)
         times = [t for t, _ in self.columns]
         step = (times[-1] - times[0]) / max(1, len(times) - 1)
-        data = (grid, (times[0], times[-1] + step), [self.node_names.get(n, str(n)) for n in held])
-        self._make_heatmap()
-        self.grid.send(data)
-
-    def _make_heatmap(self) -> None:
-        """Build the heatmap once the nodes are known: its rows (every node that can take a replica) are fixed for the
-        run, so it is made with the right y extent and only its time axis moves."""
-        if self.grid is not None or not self.node_names:
-            return
-        held = sorted(self.node_names, key=lambda n: self.node_order[self.node_names[n]])
         names = [self.node_names[n] for n in held]
-        self.grid = Pipe(data=(np.zeros((len(held), 2), dtype=np.float32), (0.0, 1.0), names))
-        self.heatmap = hv.DynamicMap(self._image, streams=[self.grid])
-        self.heatmap_holder[:] = [pn.pane.HoloViews(self.heatmap, sizing_mode="stretch_width", linked_axes=False)]
+        self.heatmap.show(grid, times[0], times[-1] + step, names, [self.node_order[name][0] for name in names])
+        if not self.heatmap_pane.visible:
+            self.heatmap_pane.visible = True
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:
@@ -294,7 +377,7 @@ class FunctionsView:
         placements = new.get("placements", pd.DataFrame())
         for t in np.linspace(0.0, end, 60) if end > 0 else [0.0]:
             part = placements[placements["time"] <= t] if len(placements) else placements
-            view.counts = {}
+            view.counts[:] = 0
             view.push({"placements": part}, float(t), render=False)
         view.push({"function_samples": new.get("function_samples", pd.DataFrame())}, end + 1e-9)
         return view
@@ -305,6 +388,11 @@ class FunctionsTab(TabBase, pn.viewable.Viewer):
     its per-function controls bound to whichever run the session holds (rebound after a reset or a switch)."""
 
     tables = ("function_samples", "nodes", "placements")
+
+    @property
+    def streams_only(self) -> bool:  # type: ignore[override]
+        """A flush adds no model to the page, unless it makes a new run's figures."""
+        return not self.view.needs_build
 
     def __init__(self, ctx: Any):
         super().__init__()

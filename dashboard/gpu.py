@@ -1,55 +1,66 @@
-"""Per-device GPU use: the cluster's GPU nodes (grouped by model) x their devices, milli-GPU taken, as an ``hv.Image``.
+"""Per-device GPU use: the cluster's GPU nodes (grouped by model) x their devices, milli-GPU taken, as a Bokeh image.
 
 Fed from the recorded tables only: the ``nodes`` table (``gpu_count``, ``gpu_model``) lays out the grid, each
 ``placements`` bind adds the pod's ``gpu_milli`` to the devices of its ``gpu_devices`` bit mask, each release or
 loss takes it away; so a live session, a finished run and a recording draw the same. Shown only when the
-cluster has GPUs. A numpy grid rendered as an image (not a long-form heat map): ~10 ms per update.
+cluster has GPUs. A numpy grid in one ``ColumnDataSource`` (named :data:`SOURCE_NAME`), replaced only when a
+placement changed it; the hover names the node (and its GPU model) and the device under the mouse.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.models import ColorBar, ColumnDataSource, CustomJSHover, FixedTicker, HoverTool, LinearColorMapper, Range1d
+from bokeh.plotting import figure
 
 #: The bokeh source of the image, by name (tests find it in the page).
 SOURCE_NAME = "gpu-devices"
 
 
-def _name_source(plot: Any, element: Any) -> None:
-    plot.handles["source"].name = SOURCE_NAME
-
-
-def _device_hover_hook(labels: list[str]) -> Any:
-    """The hover names the node (row -> its name and GPU model, bottom row first) and the device under the mouse."""
-
-    def hook(plot: Any, element: Any) -> None:
-        from bokeh.models import CustomJSHover, HoverTool
-
-        for tool in plot.state.tools:
-            if isinstance(tool, HoverTool):
-                tool.formatters = {
-                    "$y": CustomJSHover(args={"labels": labels}, code="return labels[Math.floor(value)] ?? '';"),
-                    "$x": CustomJSHover(code="return 'GPU ' + Math.floor(value);"),
-                }
-
-    return hook
+def device_figure(source: ColumnDataSource, node_labels: CustomJSHover, name: str = "gpu-device-heatmap") -> figure:
+    """GPU nodes (rows) x devices (columns) of ``source``'s image, share in use 0..1 (blank: no such device)."""
+    fig = figure(
+        name=name,
+        x_range=Range1d(0.0, 1.0),
+        y_range=Range1d(0.0, 1.0),
+        height=360,
+        min_width=300,
+        sizing_mode="stretch_width",
+        tools="pan,wheel_zoom,box_zoom,reset,save",
+        active_scroll=None,
+        toolbar_location="right",
+        x_axis_label="GPU device",
+        y_axis_label="GPU nodes by model",
+    )
+    fig.toolbar.autohide = True
+    fig.grid.visible = False
+    mapper = LinearColorMapper(palette="Viridis256", low=0.0, high=1.0, nan_color="#f0f0f0")
+    image = fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=source, color_mapper=mapper)
+    fig.add_layout(ColorBar(color_mapper=mapper, title="GPUs in use", width=10), "right")
+    fig.add_tools(
+        HoverTool(
+            renderers=[image],
+            tooltips=[("node", "$y{custom}"), ("device", "$x{custom}"), ("GPUs in use", "@image{0.[000]}")],
+            formatters={"$y": node_labels, "$x": CustomJSHover(code="return 'GPU ' + Math.floor(value);")},
+        )
+    )
+    return fig
 
 
 class GpuDeviceView:
     """GPU nodes x devices: the share of each device in use (empty: 0, whole: 1; cells past a node's devices are blank)."""
 
     def __init__(self) -> None:
-        self.pipe = hv.streams.Pipe(data=self._empty())
-        self.image = hv.DynamicMap(self._image, streams=[self.pipe])
+        self.source = ColumnDataSource({"image": [], "x": [], "y": [], "dw": [], "dh": []}, name=SOURCE_NAME)
+        self.hover_labels = CustomJSHover(args={"labels": []}, code="return labels[Math.floor(value)] ?? '';")
+        self.figure = device_figure(self.source, self.hover_labels)
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         self.layout = pn.Column(
             pn.pane.Markdown("### GPU devices in use"),
             self.summary,
-            pn.pane.HoloViews(self.image, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=360),
             visible=False,
             sizing_mode="stretch_width",
         )
@@ -61,10 +72,9 @@ class GpuDeviceView:
         self.models: list[str] = []
         self.names: list[str] = []
         self.changed = False
-
-    @staticmethod
-    def _empty() -> tuple[np.ndarray, list[str], list[str]]:
-        return np.zeros((1, 1)), [], []
+        if len(self.source.data["image"]):  # a new run: nothing of the old grid stays
+            self.source.data = {"image": [], "x": [], "y": [], "dw": [], "dh": []}
+        self.hover_labels.args = {"labels": []}
 
     def set_nodes(self, nodes: pd.DataFrame) -> None:
         """The grid's layout from the ``nodes`` table: GPU nodes by model, then position; one column per device."""
@@ -99,9 +109,23 @@ class GpuDeviceView:
         self.changed = True
 
     def render(self) -> None:
-        """Send the grid to the plot if it changed."""
+        """Replace the image's data if the grid changed (and the rows' names and ticks if the nodes did)."""
         if self.changed and self.used.size:
-            self.pipe.send((self.used.copy(), list(self.models), list(self.names)))
+            n, width = self.used.shape
+            labels = [f"{name} ({model})" for name, model in zip(self.names, self.models, strict=True)][::-1]  # bottom row first
+            if self.hover_labels.args.get("labels") != labels:
+                self.hover_labels.args = {"labels": labels}
+                edges = [i for i in range(1, n) if self.models[i] != self.models[i - 1]]
+                starts = [0, *edges]
+                ticks = {n - (a + b) / 2: self.models[a] for a, b in zip(starts, [*edges, n], strict=True)} if 0 < len(starts) <= 40 else {}
+                self.figure.yaxis.ticker = FixedTicker(ticks=list(ticks))
+                self.figure.yaxis.major_label_overrides = ticks
+                self.figure.xaxis.ticker = FixedTicker(ticks=[d + 0.5 for d in range(width)])
+                self.figure.xaxis.major_label_overrides = {d + 0.5: str(d) for d in range(width)}
+                self.figure.x_range.update(start=0.0, end=float(width))
+                self.figure.y_range.update(start=0.0, end=float(n))
+            # row 0 of the grid on top: an image's first row is drawn at the bottom
+            self.source.data = {"image": [self.used[::-1].copy()], "x": [0.0], "y": [0.0], "dw": [float(width)], "dh": [float(n)]}
             in_use = np.nansum(self.used)
             devices = int(np.isfinite(self.used).sum())
             shared = int(((self.used > 0) & (self.used < 1)).sum())
@@ -110,28 +134,3 @@ class GpuDeviceView:
                 f"({in_use / max(devices, 1):.1%}); {shared} devices shared, {int((self.used == 0).sum())} idle"
             )
         self.changed = False
-
-    def _image(self, data: tuple[np.ndarray, list[str], list[str]]) -> hv.Image:
-        grid, models, names = data
-        n, width = grid.shape
-        edges = [i for i in range(1, len(models)) if models[i] != models[i - 1]]
-        starts = [0, *edges]
-        # row 0 of the grid on top: an hv.Image's first array row is its top
-        ticks = [(n - (a + b) / 2, models[a]) for a, b in zip(starts, [*edges, n], strict=True)] if models else []
-        return hv.Image(grid, bounds=(0, 0, width, n), kdims=["device", "node"], vdims=["GPUs in use"]).opts(
-            cmap="viridis",
-            clim=(0, 1),
-            colorbar=True,
-            clipping_colors={"NaN": "#f0f0f0"},
-            height=360,
-            responsive=True,
-            xticks=[(d + 0.5, str(d)) for d in range(width)],
-            yticks=ticks if 0 < len(ticks) <= 40 else None,
-            xlabel="GPU device",
-            ylabel="GPU nodes by model",
-            tools=["hover"],
-            hover_tooltips=[("node", "$y{custom}"), ("device", "$x{custom}"), ("GPUs in use", "@image{0.[000]}")],
-            toolbar="right",
-            hooks=[_name_source, _device_hover_hook([f"{n} ({m})" for n, m in zip(names, models, strict=True)][::-1])],
-            framewise=True,  # each new grid brings its own extent and ticks
-        )

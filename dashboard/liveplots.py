@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from bokeh.models import ColumnDataSource, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
 from bokeh.plotting import figure
 
@@ -191,3 +193,133 @@ def live_figures(sources: Mapping[str, ColumnDataSource], faults: ColumnDataSour
         )
         figures[name], y_columns[name] = fig, cols
     return LiveFigures(figures, x_range, y_columns, fault_items)
+
+
+# -- any world's streamed plots (the function platform's, the pod world's) ---------------------------------------------
+#: Line colours of a world's curves, one per function or per declared column.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+DASHES = ("solid", "dashed", "dotted", "dashdot")
+
+
+def stream_or_set(source: ColumnDataSource, new: dict[str, Any], rollover: int) -> None:
+    """Stream ``new`` rows into ``source``, or set them as its data when it holds none: a source made or emptied in the
+    same held document update as a stream would reach the browser with those rows twice (once in the new model or the
+    data change, serialized when the update is sent, and once in the stream event)."""
+    if len(next(iter(source.data.values()), ())):
+        source.stream(new, rollover=rollover)
+    else:
+        source.data = new
+
+
+class Streamed:
+    """One run's rows of some numeric columns in a bounded :class:`ColumnDataSource`: :meth:`push` queues a frame,
+    :meth:`flush` streams only what was queued (``stream(new, rollover=window)``), :meth:`clear` empties it at once.
+    ``positive`` columns hold NaN for values <= 0 (a log axis cannot show them: the line has a gap there)."""
+
+    def __init__(self, columns: list[str], window: int, name: str | None = None, positive: tuple[str, ...] = ()):
+        self.columns = list(dict.fromkeys(columns))
+        self.window = window
+        self.positive = set(positive)
+        self.source = ColumnDataSource({c: np.zeros(0) for c in self.columns}, **({"name": name} if name else {}))
+        self._pending: list[Any] = []
+
+    def push(self, frame: Any) -> None:
+        if len(frame):
+            self._pending.append(frame)
+            if len(self._pending) > 8 and sum(len(p) for p in self._pending) > 2 * self.window:
+                self._pending = [pd.concat(self._pending, ignore_index=True).iloc[-self.window :]]
+
+    def flush(self) -> bool:
+        """Stream the queued rows; True if there were any."""
+        if not self._pending:
+            return False
+        batch = self._pending[0] if len(self._pending) == 1 else pd.concat(self._pending, ignore_index=True)
+        self._pending = []
+        batch = batch.iloc[-self.window :]
+        new = {}
+        for c in self.columns:
+            values = batch[c].to_numpy(dtype=float, na_value=np.nan) if c in batch else np.full(len(batch), np.nan)
+            new[c] = np.where(values > 0, values, np.nan) if c in self.positive else values
+        stream_or_set(self.source, new, self.window)
+        return True
+
+    def clear(self) -> None:
+        self._pending = []
+        if len(self.source.data.get(self.columns[0], ())):
+            self.source.data = {c: np.zeros(0) for c in self.columns}
+
+    def held(self) -> int:
+        return len(self.source.data[self.columns[0]])
+
+
+def time_figure(name: str, title: str, ylabel: str, x_range: Range1d, log: bool = False, height: int = PLOT_HEIGHT) -> figure:
+    """An empty time plot named ``name`` on the shared ``x_range`` (h:mm:ss ticks), its y range set by :func:`fit_y`."""
+    fig = figure(
+        name=name,
+        title=title,
+        x_range=x_range,
+        y_range=Range1d(1.0, 10.0) if log else Range1d(0.0, 1.0),
+        y_axis_type="log" if log else "linear",
+        height=height,
+        min_width=300,
+        sizing_mode="stretch_width",
+        tools=TOOLS,
+        active_scroll=None,
+        toolbar_location="right",
+        x_axis_label="simulated time (h:mm:ss)",
+        y_axis_label=ylabel,
+    )
+    fig.toolbar.autohide = True
+    fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
+    fig.xaxis.ticker = fig.xgrid.ticker = _time_ticker()
+    return fig
+
+
+def style_legend(fig: figure, ncols: int = 4) -> None:
+    """The legend of a streamed plot: top left, compact, see-through (above the data: see :func:`fit_y`)."""
+    if fig.legend:
+        fig.legend[0].update(
+            location="top_left", ncols=ncols, background_fill_alpha=0.75, label_text_font_size="8pt", padding=2, spacing=0, margin=2
+        )
+
+
+def series_line(
+    fig: figure, source: ColumnDataSource, y: str, label: str, color: str, dash: str = "solid", x: str = "time", digits: str = "0.[000]"
+):
+    """A line of column ``y`` of ``source`` with its own hover (the time, or ``x``, and the value under the mouse)."""
+    r = fig.line(x, y, source=source, color=color, line_dash=dash, line_width=2.0, legend_label=label, name=label)
+    if x == "time":
+        _hover(fig, r, [(label, f"@{{{y}}}{{{digits}}}")])
+    else:
+        fig.add_tools(HoverTool(renderers=[r], tooltips=[(x.replace("_", " "), f"@{{{x}}}{{0.[0]}}"), (label, f"@{{{y}}}{{{digits}}}")]))
+    return r
+
+
+def fit_x(x_range: Range1d, sources: list[ColumnDataSource], column: str = "time") -> None:
+    """The shared x range over what ``sources`` hold (nothing held: 0..1): every plot of the run ends at the same time."""
+    held = [s.data[column] for s in sources if len(s.data[column])]
+    if not held:
+        _set(x_range, 0.0, 1.0)
+        return
+    lo = min(float(np.nanmin(h)) for h in held)
+    hi = max(float(np.nanmax(h)) for h in held)
+    _set(x_range, lo, hi if hi > lo else lo + 1.0)
+
+
+def fit_y(fig: figure, arrays: list[Any], log: bool = False) -> None:
+    """The y range over ``arrays`` with the legend's headroom above the data (a log axis: positive values only)."""
+    finite = [np.asarray(a, dtype=float) for a in arrays]
+    finite = [a[np.isfinite(a) & ((a > 0) if log else True)] for a in finite]
+    finite = [a for a in finite if a.size]
+    if log:
+        if not finite:
+            _set(fig.y_range, 1.0, 10.0)
+            return
+        lo, hi = min(float(a.min()) for a in finite), max(float(a.max()) for a in finite)
+        decades = max(np.log10(hi / lo), 1.0)
+        _set(fig.y_range, lo / 1.5, hi * 10 ** (decades * LEGEND_HEADROOM / (1 - LEGEND_HEADROOM)))
+        return
+    ymin = min([0.0, *(float(a.min()) for a in finite)])
+    ymax = max([0.0, *(float(a.max()) for a in finite)]) if finite else 1.0
+    span = ymax - ymin if ymax > ymin else max(abs(ymax), 1.0)
+    _set(fig.y_range, ymin, ymax + span * LEGEND_HEADROOM / (1 - LEGEND_HEADROOM))

@@ -1,24 +1,27 @@
 """The pod/GPU world's live tab: GPU allocation and fragmentation as they grow, GPU devices per node, pods waiting.
 
 Fed from the recorded tables only (``samples``, ``nodes``, ``placements``), by row offset: the time plots are the
-curves the world declares (``engine.WORLDS["pod"].ui.series``) over a bounded ``Buffer`` (only new rows go to the
-browser); the FGD paper's curves put allocation and fragmentation over the GPU demand that has arrived; the device
-heatmap is :class:`dashboard.gpu.GpuDeviceView` (node and device names in its hover). The scheduler's GPU policy is
-switchable here, live.
+curves the world declares (``engine.WORLDS["pod"].ui.series``), plain Bokeh figures over one ``ColumnDataSource`` of
+the run's samples streamed with only its new rows (:class:`PodPlots`; one x range: they all end at the same time);
+the FGD paper's curves put allocation and fragmentation over the GPU demand that has arrived (a second streamed
+source); the device heatmap is :class:`dashboard.gpu.GpuDeviceView` (node and device names in its hover). The
+scheduler's GPU policy is switchable here, live.
 """
 
 from __future__ import annotations
 
 import math
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.models import Range1d
+from bokeh.plotting import figure
 
 from dashboard import plots
 from dashboard.context import AppContext
 from dashboard.gpu import GpuDeviceView
+from dashboard.liveplots import PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
 from dashboard.tabs import TabBase
 from dashboard.worldplots import DASHES
 
@@ -26,6 +29,8 @@ from dashboard.worldplots import DASHES
 WINDOW = 2000
 #: Waiting pods listed at most.
 WAITING_ROWS = 30
+FGD_COLUMNS = ["arrived_pct", "allocated_pct", "frag_pct"]
+FGD_NEEDS = {"arrived_gpu_milli", "gpu_milli_allocated", "gpu_milli_idle", "frag_milli"}
 WAITING_COLUMNS = ["pod", "waiting since", "feasible nodes", "cpu (m)", "GPUs", "milli-GPU each", "why"]
 
 
@@ -42,16 +47,75 @@ def arrived_curve(samples: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def fgd_plot(curve: pd.DataFrame, figure: str | None = None) -> hv.Overlay:
-    """GPU allocation and fragmentation (% of the cluster's GPUs) over the GPU demand arrived (%)."""
-    x = hv.Dimension("arrived_pct", label="GPU demand arrived (% of the cluster's GPUs)")
-    curves = [
-        hv.Curve(curve, x, (col, "% of the cluster's GPUs"), label=label).opts(line_dash=dash, tools=["hover"])
-        for (col, label), dash in zip((("allocated_pct", "allocated"), ("frag_pct", "fragmented")), DASHES, strict=False)
-    ]
-    opts = {"title": "GPU allocation and fragmentation as demand arrives", "responsive": True, "height": plots.PLOT_HEIGHT}
-    hooks = [plots.name_hook(figure)] if figure else []
-    return hv.Overlay(curves).opts(**opts, show_grid=True, legend_position="top_left", hooks=hooks)
+class PodPlots:
+    """The pod world's declared time plots and the FGD curves of one run, streamed (see the module docs)."""
+
+    def __init__(self, specs: tuple, prefix: str = "pod", window: int = WINDOW):
+        self.specs = specs
+        self.columns = ["time", *dict.fromkeys(c for spec in specs for c, _ in spec.columns)]
+        self.samples = Streamed(self.columns, window)
+        self.curve = Streamed(FGD_COLUMNS, window)
+        self.x_range = Range1d(0.0, 1.0)
+        self.figures: dict[str, figure] = {}
+        for spec in specs:
+            fig = time_figure(f"{prefix}-{spec.name}", spec.title, spec.ylabel, self.x_range)
+            digits = "0" if spec.fmt == "d" else "0.[000]"
+            for i, (col, label) in enumerate(spec.columns):
+                series_line(fig, self.samples.source, col, label, PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)], digits=digits)
+            style_legend(fig)
+            self.figures[spec.name] = fig
+        fgd = figure(
+            name=f"{prefix}-fgd",
+            title="GPU allocation and fragmentation as demand arrives",
+            x_range=Range1d(0.0, 1.0),
+            y_range=Range1d(0.0, 1.0),
+            height=plots.PLOT_HEIGHT,
+            min_width=300,
+            sizing_mode="stretch_width",
+            tools=TOOLS,
+            active_scroll=None,
+            x_axis_label="GPU demand arrived (% of the cluster's GPUs)",
+            y_axis_label="% of the cluster's GPUs",
+        )
+        fgd.toolbar.autohide = True
+        for i, (col, label) in enumerate((("allocated_pct", "allocated"), ("frag_pct", "fragmented"))):
+            series_line(fgd, self.curve.source, col, label, PALETTE[i], DASHES[i], x="arrived_pct", digits="0.[0]")
+        style_legend(fgd)
+        self.figures["fgd"] = fgd
+        self.layout = pn.GridBox(
+            *(pn.pane.Bokeh(f, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT) for f in self.figures.values()),
+            ncols=2,
+            sizing_mode="stretch_width",
+        )
+
+    def push(self, samples: pd.DataFrame) -> None:
+        """New ``samples`` rows (queued)."""
+        if len(samples) and all(c in samples for c in self.columns):
+            self.samples.push(samples[self.columns])
+            if FGD_NEEDS <= set(samples.columns):
+                self.curve.push(arrived_curve(samples))
+
+    def flush(self) -> bool:
+        """Stream what was queued into every plot and fit the axes; True if anything was."""
+        if not any([self.samples.flush(), self.curve.flush()]):
+            return False
+        self.fit()
+        return True
+
+    def fit(self) -> None:
+        data = self.samples.source.data
+        fit_x(self.x_range, [self.samples.source])
+        for spec in self.specs:
+            fit_y(self.figures[spec.name], [data[c] for c, _ in spec.columns])
+        fgd = self.figures["fgd"]
+        fit_x(fgd.x_range, [self.curve.source], "arrived_pct")
+        fit_y(fgd, [self.curve.source.data["allocated_pct"], self.curve.source.data["frag_pct"]])
+
+    def clear(self) -> None:
+        """A new run: every plot empty at once."""
+        self.samples.clear()
+        self.curve.clear()
+        self.fit()
 
 
 def waiting_table(pending: dict[str, dict], now: float) -> pd.DataFrame:
@@ -76,21 +140,22 @@ class PodTab(TabBase, pn.viewable.Viewer):
     """The pod world's live views and its GPU policy switch (see the module docs)."""
 
     tables = ("samples", "nodes", "placements")
+    streams_only = True  # a flush streams rows and sets values: no model is added to the page
 
     def __init__(self, ctx: AppContext, prefix: str = "pod"):
         super().__init__()
         self.ctx, self.prefix = ctx, prefix
         self.specs = ctx.session.view.series
-        self.columns = ["time", *dict.fromkeys(c for spec in self.specs for c, _ in spec.columns)]
+        self.plots = PodPlots(self.specs, prefix)
+        self.grid = self.plots.layout
         self.gpu = GpuDeviceView()
-        self.policy = pn.widgets.RadioButtonGroup(name="GPU policy", options=[""], button_type="primary", css_classes=["gpu-policy"])
+        self.policy = pn.widgets.RadioButtonGroup(label="GPU policy", options=[""], color="primary", css_classes=["gpu-policy"])
         self.policy.param.watch(self._policy_chosen, "value")
         self.policy_note = pn.pane.Markdown("", margin=(0, 10))
         self.waiting = pn.pane.DataFrame(
             pd.DataFrame(columns=WAITING_COLUMNS), index=False, sizing_mode="stretch_width", max_rows=WAITING_ROWS
         )
         self.waiting_note = pn.pane.Markdown("", css_classes=["pods-waiting"])
-        self.grid = pn.GridBox(ncols=2, sizing_mode="stretch_width")
         self.layout = pn.Column(
             pn.Row(pn.pane.Markdown("**GPU policy** (live: the next pods are placed by it)", margin=(12, 10)), self.policy),
             self.policy_note,
@@ -106,39 +171,13 @@ class PodTab(TabBase, pn.viewable.Viewer):
 
     # -- feeding -----------------------------------------------------------------------------------------------
     def clear(self) -> None:
-        """A new run: new streams and plots (nothing of the old run can stay), the policy switch on the new run."""
-        self.buffer = hv.streams.Buffer(pd.DataFrame({c: np.zeros(0) for c in self.columns}), length=WINDOW, index=False)
-        self.curve = hv.streams.Buffer(
-            pd.DataFrame({c: np.zeros(0) for c in ("arrived_pct", "allocated_pct", "frag_pct")}), length=WINDOW, index=False
-        )
-        panes = [
-            pn.pane.HoloViews(hv.DynamicMap(self._series(spec), streams=[self.buffer]), sizing_mode="stretch_width", linked_axes=False)
-            for spec in self.specs
-        ]
-        fgd = hv.DynamicMap(lambda data: fgd_plot(data, f"{self.prefix}-fgd"), streams=[self.curve])
-        panes.append(pn.pane.HoloViews(fgd, sizing_mode="stretch_width", linked_axes=False))
-        self.grid[:] = panes
+        """A new run: every plot empty at once (nothing of the old run can stay), the policy switch on the new run."""
+        self.plots.clear()
         self.gpu.clear()
         self.pending: dict[str, dict] = {}
-        self.queued: list[pd.DataFrame] = []
         self.refused = 0
         self._now = 0.0
         self._bind_policy()
-
-    def _series(self, spec):
-        figure = f"{self.prefix}-{spec.name}"
-
-        def draw(data: pd.DataFrame) -> hv.Overlay:
-            curves = [
-                plots._element(
-                    "Curve", data, [col], label, line_dash=DASHES[i % len(DASHES)], line_width=2, tools=["hover"],
-                    hover_tooltips=[("time", "@{time}{custom}"), (label, f"@{{{col}}}{{0.[000]}}")],
-                )
-                for i, (col, label) in enumerate(spec.columns)
-            ]  # fmt: skip
-            return hv.Overlay(curves).opts(**plots._time_opts(spec.title, spec.ylabel, figure))
-
-        return draw
 
     def _bind_policy(self) -> None:
         sim = self.ctx.session.sim
@@ -164,8 +203,8 @@ class PodTab(TabBase, pn.viewable.Viewer):
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
         samples = new.get("samples")
-        if samples is not None and len(samples) and all(c in samples for c in self.columns):
-            self.queued.append(samples)
+        if samples is not None:
+            self.plots.push(samples)
         nodes, placements = new.get("nodes", pd.DataFrame()), new.get("placements", pd.DataFrame())
         self.gpu.push(nodes, placements)
         if len(placements):
@@ -185,20 +224,18 @@ class PodTab(TabBase, pn.viewable.Viewer):
                 self.pending.pop(row.pod, None)
 
     def flush(self, now: float, budget: float = math.inf) -> bool:
-        if self.queued:
-            batch, self.queued = pd.concat(self.queued, ignore_index=True), []
-            self.buffer.send(batch[self.columns])
-            if {"arrived_gpu_milli", "gpu_milli_allocated", "gpu_milli_idle", "frag_milli"} <= set(batch.columns):
-                self.curve.send(arrived_curve(batch))
+        self.plots.flush()
         self.gpu.render()
         table = waiting_table(self.pending, now)
         if not table.equals(self.waiting.object):
             self.waiting.object = table
-        self.waiting_note.object = (
+        note = (
             f"**{len(self.pending)} pod(s) waiting** (oldest first; at most {WAITING_ROWS} listed)."
             if self.pending
             else "No pod is waiting: every pod submitted so far got a node (or, when filling, was refused at once)."
         )
+        if note != self.waiting_note.object:
+            self.waiting_note.object = note
         return True
 
     def __panel__(self) -> pn.viewable.Viewable:

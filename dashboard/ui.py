@@ -75,6 +75,7 @@ class Dashboard(pn.viewable.Viewer):
         self.main = pn.Column(self.message, self.stuck_alert, self.kpis, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(pn.Column(self.status, self.sidebar, width=360), self.main, sizing_mode="stretch_width")
         self._callback = None
+        self._doc: Any = None  # the served session's document (start() sets it)
         self._stopped = False
         self._last_wall = time.perf_counter()
         ctx.show_tab, ctx.mark_urgent, ctx.adopt_run = self.show_tab, self.loop.mark_urgent, self.adopt_run
@@ -198,6 +199,7 @@ class Dashboard(pn.viewable.Viewer):
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            self._doc = pn.state.curdoc
             pn.state.on_session_destroyed(self._destroyed)
 
     def _destroyed(self, context: Any) -> None:
@@ -214,11 +216,20 @@ class Dashboard(pn.viewable.Viewer):
         for view in self.tabset.views.values():
             view.close()
         self.session.release()
-        if clear_plots:
-            for view in self.tabset.views.values():
-                view.clear()
-            self.main.clear()
-            self.sidebar.clear()
+        if not clear_plots:
+            return
+        doc, self._doc = self._doc, None
+        if doc is None:  # not served (a notebook, a test): clear now
+            self._clear_page()
+        elif doc.session_context is not None:  # served: its models change only under its lock, on its loop (from any thread)
+            with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
+                doc.add_next_tick_callback(self._clear_page)
+
+    def _clear_page(self) -> None:
+        for view in self.tabset.views.values():
+            view.clear()
+        self.main.clear()
+        self.sidebar.clear()
 
     def _connected(self) -> bool:
         """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
@@ -236,7 +247,9 @@ class Dashboard(pn.viewable.Viewer):
             self.stop(clear_plots=False)
             return
         view = self.active_view()
-        graph_changes = self.loop.new_run or view is None or not view.streams_only
+        # never frozen while a new run is swapped in: Panel components made inside a freeze have no document until it
+        # ends, and one changed before then gets its stylesheets from the CDN (ReactiveBase._resolve_stylesheets)
+        graph_changes = not self.loop.new_run and (view is None or not view.streams_only)
         with pn.io.hold(), self._frozen(graph_changes):  # one document update per tick: a new run replaces every plot's data at once
             self.loop.tick(wall_dt)
 
@@ -341,7 +354,7 @@ class Dashboard(pn.viewable.Viewer):
 
     def adopt_run(self) -> None:
         """The session holds a new run: swap it into every view now, in one held update (a branch, an upload)."""
-        with pn.io.hold(), self._frozen():
+        with pn.io.hold():  # not frozen: see _tick
             self.loop.new_run = False
             self._swap_run()
         if self._callback is None:  # not served (a notebook, a test): draw the new run now

@@ -86,13 +86,13 @@ class RunStreams:
             new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
             self._pending = []
             new = new.iloc[-self.window :]
-            self.source.stream({c: new[c].to_numpy() for c in SERIES_COLUMNS}, rollover=self.window)
+            liveplots.stream_or_set(self.source, {c: new[c].to_numpy() for c in SERIES_COLUMNS}, self.window)
             sent = True
         if self._pending_faults:
             new = pd.concat(self._pending_faults, ignore_index=True).iloc[-FAULTS_KEPT:]
             self._pending_faults = []
             data = {"time": new["time"].to_numpy(dtype=float), "fault": new["fault"].to_numpy(dtype=object), "y": np.zeros(len(new))}
-            self.faults.stream(data, rollover=FAULTS_KEPT)
+            liveplots.stream_or_set(self.faults, data, FAULTS_KEPT)
             sent = True
         return sent
 

@@ -31,3 +31,45 @@ def plain() -> Scenario:
 @pytest.fixture
 def clustered() -> Scenario:
     return cluster_scenario()
+
+
+#: Hosts a served page may load anything from: this machine (``panel serve`` must never fetch from a remote host).
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def remote_requests(urls: list[str]) -> list[str]:
+    """The requests that left this machine (data: and blob: URLs stay in the page)."""
+    from urllib.parse import urlparse
+
+    return [u for u in urls if not u.startswith(("data:", "blob:")) and urlparse(u).hostname not in LOCAL_HOSTS]
+
+
+@pytest.fixture
+def served(page, caplog):
+    """The app's page served in-process and opened in Chromium; yields (page, port, dashboards made, log records, console
+    messages). At the end every request the page made must have stayed on this machine, and every dashboard stops
+    (clearing its page) after the server is gone."""
+    import logging
+
+    from panel.io.state import state
+    from served import serve_component
+
+    from dashboard.ui import Dashboard
+
+    made: list[Dashboard] = []
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    caplog.set_level(logging.INFO)
+
+    def app():
+        d = Dashboard()
+        made.append(d)
+        return d.page()
+
+    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
+    yield page, port, made, caplog, messages
+    state.kill_all_servers()
+    for d in made:
+        d.stop()  # from this thread, the server gone: must not raise
+    assert remote_requests(requests) == [], "requests left the machine"

@@ -53,7 +53,7 @@ def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(se
     page, d, messages = served_functions
     sim = d.session.sim
     page.locator(".bk-tab", has_text="Functions").click()
-    for column in ("rps", "response", "replicas"):
+    for column in ("rps", "response_p95", "replicas_running"):
         page.wait_for_function(f"() => ({JS_ROWS})('{column}') > 3", timeout=GUARD_MS)
     page.wait_for_function(f"() => ({JS_IMAGE})() > 1", timeout=GUARD_MS)
     expect(page.locator(".functions-view .function-kpis table").first).to_be_attached(timeout=GUARD_MS)

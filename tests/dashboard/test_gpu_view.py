@@ -76,7 +76,7 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
     messages, _ = serve_component(page, app)
     js = f"""() => {{
       const d = window.Bokeh && Bokeh.documents[0]; if (!d) return null;
-      const s = d.get_model_by_name('{SOURCE_NAME}'); if (!s) return null;
+      const s = d.get_model_by_name('{SOURCE_NAME}'); if (!s || !s.data.image.length) return null;
       const img = s.data.image[0]; return Array.from(img).filter(v => v > 0).length;
     }}"""
     try:

@@ -11,11 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from panel.io.state import state
 from playwright.sync_api import expect
-from served import serve_component, wait_until
+from served import wait_until
 
-from dashboard.ui import Dashboard
 from dashboard.whatiftab import FIGURE
 
 pytestmark = pytest.mark.browser
@@ -29,31 +27,12 @@ JS_LINES = """name => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) re
   return 0; }"""
 
 
-@pytest.fixture
-def served(page, caplog):
-    """The app's page served in-process, opened in Chromium; yields (page, port, dashboards made, log records)."""
-    made: list[Dashboard] = []
-    page.set_viewport_size({"width": 1600, "height": 1000})
-    caplog.set_level(logging.INFO)
-
-    def app():
-        d = Dashboard()
-        made.append(d)
-        return d.page()
-
-    _, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
-    yield page, port, made, caplog
-    state.kill_all_servers()
-    for d in made:
-        d.stop(clear_plots=False)
-
-
 def server_errors(caplog) -> list[str]:
     return [r.getMessage()[:300] for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_node_groups_control_changes_the_running_simulation(served):
-    page, port, made, caplog = served
+    page, port, made, caplog, _ = served
     page.goto(f"http://127.0.0.1:{port}/?scenario=faas-node-autoscaler&tab=Nodes", wait_until="domcontentloaded", timeout=WAIT)
     expect(page.locator(".run-state").first).to_contain_text("faas-node-autoscaler", timeout=WAIT)
     d = made[-1]
@@ -77,7 +56,7 @@ def test_a_node_groups_control_changes_the_running_simulation(served):
 
 
 def test_a_whatif_table_uploads_and_plots_both_lines_and_a_bad_one_is_one_line(served, tmp_path):
-    page, port, made, caplog = served
+    page, port, made, caplog, _ = served
     out = tmp_path / "whatif-hpa.csv"
     done = subprocess.run(
         [sys.executable, "-m", "engine", "whatif", str(EXAMPLE), "--policy", "hpa", "--out", str(out)], capture_output=True, text=True

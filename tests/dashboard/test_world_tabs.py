@@ -156,10 +156,7 @@ def test_the_gpu_heatmap_hover_names_nodes_and_devices():
     d.warm_up()
     view: GpuDeviceView = d.tab_views["GPU"].gpu
     assert view.names and all(not n.isdigit() for n in view.names[:5])
-    import holoviews as hv
-
-    plot = hv.renderer("bokeh").get_plot(view.image)
-    hover = next(t for t in plot.state.tools if type(t).__name__ == "HoverTool")
+    hover = next(t for t in view.figure.tools if type(t).__name__ == "HoverTool")
     labels = hover.formatters["$y"].args["labels"]
     assert labels[-1].startswith(view.names[0]) and "GPU" in hover.formatters["$x"].code
     d.stop()
