@@ -97,6 +97,14 @@ def descendants_cpu_s(root: int | None = None) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def main_thread_seconds(cdp) -> dict[str, float]:
+    """Seconds the page's main thread has spent so far (Chromium's ``Performance.getMetrics``): in tasks, in scripts,
+    recalculating style and laying out."""
+    got = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+    names = {"task": "TaskDuration", "script": "ScriptDuration", "style": "RecalcStyleDuration", "layout": "LayoutDuration"}
+    return {k: float(got.get(v, 0.0)) for k, v in names.items()}
+
+
 def pct(a: list[float], q: float) -> float:
     return float(np.percentile(a, q)) if a else float("nan")
 
@@ -147,6 +155,8 @@ def measure(duration: float, interval: float, chromium: str, speeds: tuple[float
         )
         d.controls_holder[:] = [d.controls.layout]
         page.wait_for_timeout(1500)
+        cdp = page.context.new_cdp_session(page)  # Chromium's own clock of its main thread (Performance domain)
+        cdp.send("Performance.enable")
         page.evaluate(JS_WATCH)
         handle = page.locator(".ctl-live-autoscaler-MIN_AVG_TIME--MAX_AVG_TIME .noUi-handle").nth(1)
         for speed in speeds:
@@ -158,6 +168,7 @@ def measure(duration: float, interval: float, chromium: str, speeds: tuple[float
             to_engine, misses = [], 0
             cpu0, wall0, sim0 = time.process_time(), time.perf_counter(), d.session.sim.now
             browser0 = descendants_cpu_s()
+            main0 = main_thread_seconds(cdp)
             up = True
             handle.focus()
             while time.perf_counter() - wall0 < duration:
@@ -184,6 +195,8 @@ def measure(duration: float, interval: float, chromium: str, speeds: tuple[float
                 "server_tick_parts_ms": parts,
                 "server_cpu_share": round((time.process_time() - cpu0) / wall, 3),  # of one core: server and engine together
                 "browser_cpu_share": round((descendants_cpu_s() - browser0) / wall, 3),  # Chromium's processes (and the driver)
+                # the page's main thread, share of the wall time: all its tasks, JS, style recalculation, layout
+                "browser_main_thread": {k: round((v - main0[k]) / wall, 3) for k, v in main_thread_seconds(cdp).items()},
                 "achieved_speed": round((d.session.sim.now - sim0) / wall, 1),
                 "load_average": round(os.getloadavg()[0], 2),
             }
@@ -222,6 +235,13 @@ def run_peer(peer: str, args: argparse.Namespace) -> dict:
         if line is None:
             raise RuntimeError(f"the peer run failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
         return json.loads(line[len("RESULT ") :])
+
+
+def main_thread_text(v: dict) -> str:
+    m = v.get("browser_main_thread")
+    if not m:
+        return ""
+    return f"; its main thread {m['task']:.0%}: JS {m['script']:.0%}, style {m['style']:.0%}, layout {m['layout']:.0%}"
 
 
 def goals(result: dict) -> dict:
@@ -281,7 +301,7 @@ def main() -> None:
             print(
                 f"{who:5} speed {speed:>5}: slider->plot median {b['median']} ms, p95 {b['p95']} ms ({b['n']} changes, {b['misses']} missed); "
                 f"server tick median {v['server_tick_ms']['median']} ms, CPU {v['server_cpu_share']:.0%} of a core "
-                f"(browser {v.get('browser_cpu_share', float('nan')):.0%}), "
+                f"(browser {v.get('browser_cpu_share', float('nan')):.0%}{main_thread_text(v)}), "
                 f"achieved {v['achieved_speed']:g}x"
             )
         print(f"{who:5} first data {result[who]['first_data_s']} s (load {result[who].get('first_data_load', float('nan'))})")

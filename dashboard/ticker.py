@@ -4,7 +4,13 @@ No Panel here: the shell calls :meth:`TickLoop.tick` from a periodic callback in
 calls it in a loop. A tab is drawn in rounds: a round starts when its period has passed (its ``flush_every``, or
 ``FLUSH_DUTY`` times what its last round cost, so drawing takes at most a third of a core however slow the machine) or
 at once after a change ("urgent"); a round draws within ``DRAW_BUDGET`` per tick and goes on at the next tick, so no
-tick makes a click wait long. The KPI row and the header follow at most twice a second, and at once after a change.
+tick makes a click wait long. The KPI row and the header follow at most twice a second, in the tick that starts a
+drawing round (one document update, one re-layout in the browser), and at once after a change.
+
+A control's change does not wait for the next period: :meth:`TickLoop.mark_urgent` asks the shell for a tick at once
+(``tick_soon``), and that tick runs the engine on to the first sample recorded after the change (at most one sample
+interval ahead of the clock), so the plots show the new value in the frame it sends. The browser's cost is per frame
+(every plot of the tab re-rendered), so the plots follow at most every ``PLOT_EVERY`` seconds when nothing changed.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ DRAW_BUDGET = 0.05
 ENGINE_ALONE = 0.015
 #: Seconds between two KPI/header updates when nothing urgent happened.
 KPI_EVERY = 0.5
+#: Shortest wall seconds between two drawing rounds of a tab when nothing changed (each round re-renders every plot
+#: of the tab in the browser, ~50-150 ms of its main thread for the Live tab's six figures).
+PLOT_EVERY = 0.5
 
 
 class TickLoop:
@@ -41,9 +50,14 @@ class TickLoop:
         on_new_run: Callable[[], None],
         on_kpis: Callable[[], None],
         on_rows: Callable[[dict[str, Any]], None] = lambda new: None,
+        tick_soon: Callable[[], None] | None = None,
     ):
         self.ctx, self.tabset = ctx, tabset
         self.on_new_run, self.on_kpis, self.on_rows = on_new_run, on_kpis, on_rows
+        #: asks the shell for a tick now (served: on the event loop's next turn); None: the next periodic tick
+        self.tick_soon = tick_soon
+        self.chase_sample = False  # a parameter changed: the next tick runs the engine on to the next sample
+        self.tick_asked = False  # a tick was asked for and has not run yet (one is enough for any number of changes)
         self.tick_seconds: deque[float] = deque(maxlen=1000)
         self.part_seconds: dict[str, deque[float]] = {}  # where a tick's server time goes (engine, poll, each tab's flush)
         self.new_run = False
@@ -62,6 +76,7 @@ class TickLoop:
     def tick(self, wall_dt: float) -> None:
         """One tick: a waiting new run is swapped in, the run (or the shown tab's own clock) advances, the shown tab draws."""
         t0 = time.perf_counter()
+        self.tick_asked = False
         if self.new_run:
             self.new_run = False
             self.on_new_run()
@@ -69,7 +84,7 @@ class TickLoop:
         # a tick whose engine slice was long leaves the plots to the next one (never two in a row): a click waits for
         # at most one of the two, not their sum
         heavy = time.perf_counter() - t0 > ENGINE_ALONE
-        self.draw(draw_plots=not (heavy and self.drew_last))
+        self.draw(draw_plots=self.urgent or not (heavy and self.drew_last))  # a change is drawn in the tick that has it
         self.tick_seconds.append(time.perf_counter() - t0)
 
     def advance(self, wall_dt: float) -> None:
@@ -79,7 +94,21 @@ class TickLoop:
             self.timed("engine", view.tick, wall_dt, s.speed, s.playing)
         else:
             self.timed("engine", s.tick, wall_dt)
+            if self.chase_sample:
+                self.timed("engine", self.run_to_next_sample)
             self.poll_and_push()
+
+    def run_to_next_sample(self) -> None:
+        """After a parameter change: advance to the first sample recorded after it, if the clock has not reached it yet
+        (at most one sample interval ahead of the clock; paused runs stay where they are)."""
+        self.chase_sample = False
+        s = self.ctx.session
+        if s.sim is None or not s.playing or getattr(s, "stopped", False):
+            return
+        interval = s.sim.sections["run"].sample_interval
+        due = (math.floor(self.urgent_at / interval) + 1) * interval
+        if s.sim.now <= due:
+            s.sim.advance(math.nextafter(due, math.inf))  # the sample at ``due`` itself is recorded in this advance
 
     def poll_and_push(self) -> None:
         """Hand the rows recorded since the last poll to every built tab (not while a new run waits to be swapped in)."""
@@ -115,8 +144,9 @@ class TickLoop:
         urgent = self.urgent or force
         fresh = self.newest_sample > self.drawn_sample
         self.drew_last = False
+        started = False
         if view is not None and spec is not None and (draw_plots or force):
-            period = max(spec.flush_every, FLUSH_DUTY * self.flush_cost.get(title, 0.0))
+            period = max(spec.flush_every, PLOT_EVERY, FLUSH_DUTY * self.flush_cost.get(title, 0.0))
             now_please = urgent and (fresh or force or self.urgent_any)
             start = now_please or wall - self.flushed.get(title, 0.0) >= period
             if now_please and self.round_open.get(title):
@@ -125,6 +155,7 @@ class TickLoop:
             if start and not self.round_open.get(title):
                 self.round_open[title], self.round_cost[title] = True, 0.0
                 self.flushed[title] = wall
+                started = True
                 self.drawn_sample = self.newest_sample
                 if self.drawn_sample > self.urgent_at or self.urgent_any or force:
                     self.urgent = self.urgent_any = False
@@ -136,17 +167,26 @@ class TickLoop:
                 if done is None or done:
                     self.round_open[title] = False
                     self.flush_cost[title] = self.round_cost[title]
-        if urgent or wall - self.flushed.get("kpis", 0.0) >= KPI_EVERY:
+        # the KPI row and the header change with a round's first frame (one update and one re-layout in the browser),
+        # or on their own when no round started for twice their period
+        since = wall - self.flushed.get("kpis", 0.0)
+        if urgent or (started and since >= KPI_EVERY) or since >= 2 * KPI_EVERY:
             self.timed("kpis", self.on_kpis)
             self.flushed["kpis"] = wall
         self.ticks += 1
 
     def mark_urgent(self, anything: bool = True) -> None:
-        """Draw soon: at the next tick (``anything``), or once rows recorded after now have arrived (a parameter change)."""
+        """Draw soon: at the next tick (``anything``), or once rows recorded after now have arrived (a parameter change:
+        a tick is asked for at once, and it runs the engine on to the next sample)."""
         s = self.ctx.session
         self.urgent = True
         self.urgent_any = self.urgent_any or anything
         self.urgent_at = s.sim.now if s.sim is not None else 0.0
+        if not anything:
+            self.chase_sample = True
+        if self.tick_soon is not None and not self.tick_asked:
+            self.tick_asked = True
+            self.tick_soon()
 
     # -- measuring -----------------------------------------------------------------------------------------------
     def timed(self, part: str, fn: Any, *args: Any) -> Any:

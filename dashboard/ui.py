@@ -198,6 +198,7 @@ class Dashboard(pn.viewable.Viewer):
         if pn.state.location is not None:
             self._apply_link(pn.state.location.search)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
+        self.loop.tick_soon = self._tick_soon
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             self._doc = pn.state.curdoc
             pn.state.on_session_destroyed(self._destroyed)
@@ -252,6 +253,14 @@ class Dashboard(pn.viewable.Viewer):
         graph_changes = not self.loop.new_run and (view is None or not view.streams_only)
         with pn.io.hold(), self._frozen(graph_changes):  # one document update per tick: a new run replaces every plot's data at once
             self.loop.tick(wall_dt)
+
+    def _tick_soon(self) -> None:
+        """A tick on the event loop's next turn, not at the next period (a change shows in the frame it makes)."""
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None and self._callback is not None and not self._stopped:
+            pn.state.execute(self._tick, schedule=True)
+        else:
+            self.loop.tick_asked = False
 
     @staticmethod
     def _frozen(graph_changes: bool = True) -> Any:

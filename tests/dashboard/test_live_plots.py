@@ -91,3 +91,25 @@ def test_the_pages_first_document_already_holds_the_first_simulated_minutes():
     source = d.views.streams["live"].source
     assert source.document is doc and len(source.data["time"]) >= 5  # five samples at least
     assert d.views.plots.x_range.end == source.data["time"][-1] > 0
+
+
+def test_a_control_change_asks_for_a_tick_at_once_and_that_tick_draws_it():
+    """The slider's new value reaches the plot in the tick the change asks for, with no wall time passing: the tick runs
+    the engine on to the next sample (the periodic tick is not waited for)."""
+    d = Dashboard("default")
+    d.session.speed = 60.0
+    for _ in range(3):
+        d.loop.tick(0.1)
+    asked: list[float] = []
+    d.loop.tick_soon = lambda: asked.append(d.session.sim.now)
+    band = d.controls.sections["autoscaler"]
+    high = float(band.live.MAX_AVG_TIME) + 7.0
+    band.copy.MAX_AVG_TIME = high  # sent like a user's change: through the controls, to the engine, then on_applied
+    assert d.session.sim.sections["autoscaler"].MAX_AVG_TIME == high
+    assert len(asked) == 1  # one tick asked for, now
+    source = d.views.streams["live"].source
+    assert source.data["band_high"][-1] != high
+    d.loop.tick(0.0)  # the asked-for tick: no wall time has passed, so the clock alone would not advance the run
+    assert source.data["band_high"][-1] == high
+    assert float(source.data["time"][-1]) > asked[0]
+    assert d.loop.tick_asked is False
