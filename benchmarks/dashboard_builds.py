@@ -9,7 +9,8 @@ time in Chromium from the click to the new run drawn.
 * ``stall_s``: the longest gap between two of the server's ticks during that Reset or switch (the event loop was busy:
   no click was answered meanwhile).
 
-``--peer main`` measures the same on the main branch's tree in a subprocess right after (before/after side by side).
+The browser part is opt-in (``--browser``): on 2026-12-02 at load 14-20 its first wait (the old run past 700 s) timed
+out and it has not yet been seen to finish. ``--peer main`` measures the same on the main branch's tree in a subprocess right after (before/after side by side).
 The last line is ``RESULT {json}``.
 """
 
@@ -107,7 +108,7 @@ def browser_figures(chromium: str, repeat: int) -> dict:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         for name, (_world, prefix) in WORLDS.items():
-            page.goto(f"{base}?scenario={name}", wait_until="domcontentloaded")
+            page.goto(f"{base}?scenario={name}", wait_until="domcontentloaded", timeout=TIMEOUT)
             page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=TIMEOUT, polling=20)
             d = made[-1]
             stamps = _stamped(d)
@@ -123,7 +124,7 @@ def browser_figures(chromium: str, repeat: int) -> dict:
                 t1 = time.perf_counter()
                 out[name]["reset"].append({"s": round(t1 - t0, 3), "stall_s": _stall(stamps, t0, t1), "load": _load()})
                 print(f"reset {name}: {out[name]['reset'][-1]}", flush=True)
-        page.goto(base, wait_until="domcontentloaded")
+        page.goto(base, wait_until="domcontentloaded", timeout=TIMEOUT)
         page.wait_for_function(JS_FIGURES, arg=["ts-", 1, 2], timeout=TIMEOUT, polling=20)
         d = made[-1]
         stamps = _stamped(d)
@@ -155,13 +156,13 @@ def browser_figures(chromium: str, repeat: int) -> dict:
 
 
 def measure(args: argparse.Namespace) -> dict:
-    return {"build_cpu": build_cpu(args.profile), "browser": {} if args.no_browser else browser_figures(args.chromium, args.repeat)}
+    return {"build_cpu": build_cpu(args.profile), "browser": browser_figures(args.chromium, args.repeat) if args.browser else {}}
 
 
 def run_peer(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         where = export_main(Path(tmp))
-        cmd = [sys.executable, __file__, "--measure-only", "--repeat", str(args.repeat)] + (["--no-browser"] if args.no_browser else [])
+        cmd = [sys.executable, __file__, "--measure-only", "--repeat", str(args.repeat)] + (["--browser"] if args.browser else [])
         env = {**os.environ, "PYTHONPATH": str(where)}
         done = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True, timeout=3600)
         print(done.stdout, flush=True)
@@ -175,7 +176,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="Resets per world and switch rounds (default 3)")
     ap.add_argument("--profile", action="store_true", help="print cProfile's top entries of each world's build")
-    ap.add_argument("--no-browser", action="store_true", help="only the build CPU")
+    ap.add_argument(
+        "--browser",
+        action="store_true",
+        help="also Reset and switch in Chromium (not yet seen to finish: at load 14-20 its first wait timed out)",
+    )
     ap.add_argument("--peer", choices=["main"], default=None, help="the same on the main branch's tree, right after")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)  # the peer's subprocess
