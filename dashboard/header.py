@@ -16,6 +16,8 @@ STATUS_CSS = """
 .run-state .state.compare {background: #7b3294;}
 .run-state .state.replay {background: #01665e;}
 .run-state .behind {color: #fdae61; font-weight: 600;}
+.run-state .building {font-weight: 600; color: #fee08b;}
+.run-state .build-error {font-weight: 600; color: #f46d43;}
 """
 HEADER_CSS = """
 .app-hint {font-size: 13px; opacity: 0.9;} .app-title {font-size: 19px; font-weight: 700;}
@@ -37,9 +39,14 @@ def status_html(session: Any, view: Any) -> str:
     if session.playing and math.isfinite(achieved) and achieved < 0.8 * session.speed:
         behind = f"<span class='behind' title='The server cannot simulate faster'>achieved {achieved:,.0f}×</span>"
     live = f"<span>live run waits at {plots.hms(session.sim.now)}</span>" if own and session.sim is not None else ""
+    if getattr(session, "building", False):  # a new run is built off the event loop; the old frame stays meanwhile
+        live += f"<span class='building' data-building='true'>building {html.escape(session.scenario)}…</span>"
+    elif getattr(session, "build_error", ""):
+        live += f"<span class='build-error'>not built: {html.escape(session.build_error)}</span>"
+    seed = "…" if session.seed is None else session.seed
     return (
         f"<div class='run-state'><span class='{cls}' data-state='{state.lower()}'>{state}</span>"
         f"<span>speed {session.speed:,.0f}×</span>{behind}"
         f"<span data-kpi='sim-time'>t = {plots.hms(sim_now)}</span>"
-        f"<span>{html.escape(session.scenario)} · seed {session.seed}</span>{live}</div>"
+        f"<span>{html.escape(session.scenario)} · seed {seed}</span>{live}</div>"
     )

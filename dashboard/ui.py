@@ -27,20 +27,16 @@ from dashboard.context import AppContext
 from dashboard.header import HEADER_CSS, HINT, STATUS_CSS, status_html
 from dashboard.links import apply_link, link_query
 from dashboard.livecontrols import LiveControls
+from dashboard.offloop import off_loop
 from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
-from dashboard.session import LiveSession
+from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
 from dashboard.tabset import TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
 from dashboard.views import KpiRow, RunView
 from engine import Scenario
-
-#: Simulated seconds (at least five sample intervals) drawn before the page is first sent (its first document already
-#: holds data), and the wall seconds that may take at most.
-WARM_UP = 300.0
-WARM_UP_BUDGET = 0.3
 
 
 class Dashboard(pn.viewable.Viewer):
@@ -51,6 +47,7 @@ class Dashboard(pn.viewable.Viewer):
     def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, **params):
         super().__init__(**params)
         self.session = s = LiveSession(scenario, seed)
+        s.runner = off_loop  # Reset and a new scenario or seed are built off the event loop when served
         self.ctx = ctx = AppContext(s)
         self.run_view = ctx.parts["run_view"] = RunView("live", s.sim.sections["run"].sample_interval)
         self.recordings = ctx.parts["recordings"] = Recordings(ctx)
@@ -84,6 +81,7 @@ class Dashboard(pn.viewable.Viewer):
         ctx.served = lambda: self._callback is not None
         s.param.watch(self._session_rebuilt, "generation")
         s.param.watch(self._run_state_changed, ["playing", "speed"])
+        s.param.watch(self._building_changed, "building")
         self.loop.poll_and_push()
         self._render_status()
 
@@ -177,12 +175,7 @@ class Dashboard(pn.viewable.Viewer):
         """A new run that is to play starts with its first minutes simulated, so that its first frame has data."""
         if s.sim is None or s.sim.now > 0 or not s.playing:
             return
-        t0 = time.perf_counter()
-        interval = s.sim.sections["run"].sample_interval
-        until = max(until, 5 * interval)
-        piece = min(10 * interval, until / 4)
-        while s.sim.now < until and time.perf_counter() - t0 < budget:
-            s.sim.advance(min(until, s.sim.now + piece))
+        warm_up(s.sim, until, budget)
 
     def __panel__(self) -> pn.viewable.Viewable:
         pn.state.onload(self.start)
@@ -343,6 +336,15 @@ class Dashboard(pn.viewable.Viewer):
         self.loop.mark_urgent()
         self._render_status()
 
+    def _building_changed(self, event: Any) -> None:
+        """A new run is being built off the loop: say so in the header at once. It is built: swap it in and draw its
+        first frame now, in one held update with the header (served), rather than at the next tick."""
+        if event.new or self._callback is None or self._stopped:
+            self._render_status()
+        else:
+            self.loop.mark_urgent()  # the header too (a new run, or the line that says why none came)
+            self._tick()
+
     def _applied(self, changes: dict[str, Any]) -> None:
         """A control's change reached the engine: draw as soon as it shows, preview weights, keep the link current."""
         self.loop.mark_urgent(anything=any(k.startswith("scheduler.") for k in changes))
@@ -413,7 +415,8 @@ class Dashboard(pn.viewable.Viewer):
         return link_query(self.session, self.active_tab)
 
     def _apply_link(self, search: str) -> None:
-        result = apply_link(self.session, search)
+        with self.session.building_inline():  # the link's parameters apply to its scenario's run: built first
+            result = apply_link(self.session, search)
         if self.loop.new_run:  # another scenario or seed: its tabs now, so that the link's tab can be shown
             self.adopt_run()
         if result.changed_params:

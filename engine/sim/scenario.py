@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from engine.core import filecache
 from engine.core.inputs import InputError, load_yaml, read_bytes
 from engine.core.params import ParamError, Section, coerce
 from engine.sim.registry import BRINGS, NEEDS, SECTION_CLASSES, WORLDS, check_files, load_plugins, world_sections
@@ -138,11 +139,11 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     if not path.exists():
         known = ", ".join(list_scenarios()) or "none"
         raise ScenarioError(f"{path}: no such scenario file; scenarios in {SCENARIO_DIR}: {known}")
-    try:
-        data = load_yaml(read_bytes(path, "scenario YAML"), str(path))
+    try:  # parsed once per version of the file (a Reset or a switch back reads it again)
+        data = filecache.cached("scenario-yaml", path, (), lambda: load_yaml(read_bytes(path, "scenario YAML"), str(path)))
     except InputError as e:
         raise ScenarioError(str(e)) from None
-    return Scenario.from_dict(data, origin=str(path), source=path)
+    return Scenario.from_dict(copy.deepcopy(data), origin=str(path), source=path)
 
 
 def save_scenario(scenario: Scenario, path: str | Path) -> Path:

@@ -190,7 +190,8 @@ def test_replaying_an_uploaded_recording_and_switching_scenario_each_draw_one_ru
 
     wait_until(replayed_once, page, timeout=WAIT)
     page.locator(".bk-input-group select").first.select_option("edge")
-    wait_until(lambda: d.session.scenario == "edge", page, timeout=WAIT)
+    # the new run is built off the event loop: the old one is shown until then
+    wait_until(lambda: d.session.scenario == "edge" and d.session.sim.scenario.name == "edge", page, timeout=WAIT)
     served.button("Play").click()
     wait_until(lambda: d.session.sim.now > 60, page, timeout=WAIT)
     assert d.session.seed == 2  # edge.yaml's own seed
@@ -312,9 +313,12 @@ def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served
         expect(box).to_be_enabled(timeout=WAIT)  # the extensions unlock once seed_exact is off (a server round trip)
         box.click()
     wait_until(lambda: d.session.sim.sections["controller"].extensions_on == ["drain_above_cap", "cap_resumes"], page, timeout=WAIT)
+    # from t=0 with the extensions on: the start-up backlog scales out past the coming cap (a Reset while paused starts
+    # at t=0; one while playing would simulate its first minutes, this scale-out included, before it is shown)
+    served.button("Reset").click()
+    wait_until(lambda: d.session.sim is not sim and not d.session.building, page, timeout=WAIT)
     d.session.playing = True
-    served.button("Reset").click()  # from t=0 with the extensions on: the start-up backlog scales out past the coming cap
-    wait_until(lambda: d.session.sim is not sim and d.session.sim.now > 0, page, timeout=WAIT)
+    wait_until(lambda: d.session.sim.now > 0, page, timeout=WAIT)
     sim = d.session.sim
     wait_until(lambda: sim.samples(max(0, sim.sample_count - 1)).workers_active.max() > 3, page, timeout=WAIT)
     handle = page.locator(".ctl-live-autoscaler-MAX_WORKERS .noUi-handle").first
