@@ -89,6 +89,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._target: float | None = None  # a time asked for by the slider, the timeline or a marker
         self._shown = -1.0  # the time the views were fed up to (-1: nothing fed)
         self._was_playing = False
+        self._sought = False  # the last move was a jump (slider, timeline, marker), not play
+        self._heatmaps_due = False  # a scrub's heatmaps wait for it to rest (see flush)
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
         self._on_branch, self._on_open, self._on_shown = on_branch, on_open, on_shown
         self.kpi_row = KpiRow()
@@ -227,12 +229,19 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         if playing and not self._was_playing and self.at >= self.until and self._target is None:
             self._target = 0.0  # Play at the end starts again from the beginning, as a player does
         self._was_playing = playing
+        self._sought = self._target is not None
         if self._target is not None:
             self.at, self._target = min(max(self._target, 0.0), self.until), None
         elif playing and self.at < self.until:
             step = speed * min(max(wall_dt, 0.0), MAX_TICK_GAP)
             before, self.at = self.at, min(self.until, self.at + step)
             self._progress.append((time.perf_counter(), wall_dt, self.at - before))
+
+    @property
+    def streams_only(self) -> bool:
+        """Will this tick's drawing only set data and values (no model made: the tick walks no model graph)? Yes for a
+        scrub, whose heatmaps wait; no while playing or when the heatmaps of a rested scrub are due."""
+        return self._target is not None or (self.at == self._shown and not (self._heatmaps_due or self._was_playing))
 
     def seek(self, at: float) -> None:
         """Show the state at simulated time ``at`` (from the next tick)."""
@@ -299,11 +308,15 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         at = self.at
         moved = at != self._shown
         self._feed_to(at)  # here, not in tick: the dashboard draws inside one freeze of the page's models
-        done = self.series.flush(budget)
-        if done:
-            self.events.flush()
-            if self.placement_tab.visible:
+        self.series.flush(budget)
+        self.events.flush()
+        if self.placement_tab.visible:
+            if moved and self._sought and math.isfinite(budget):
+                self._heatmaps_due = True  # a scrub moves plots, cursor and KPIs at once; the heatmaps follow when it rests
+            elif moved or self._heatmaps_due:
                 self.placement_tab.flush(at)
+                self._heatmaps_due = False
+        done = not self._heatmaps_due
         self.kpi_row.update({**self.tracker.kpis(at), "time": at}, view=self.view)
         if self.cursor.location != at:
             self.cursor.location = at
