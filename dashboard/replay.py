@@ -193,9 +193,11 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.interval = sample_interval(rec)
         self.view = recording_view(rec)  # the recording's world: its plots, KPIs and tables
         self._plotted = tuple(t for t in (self.view.sample_table, "events") if t in self.frames)
-        self.series.load(
-            time_plots(self.view, self.interval, REPLAY_PREFIX), {t: self.frames[t] for t in self._plotted}, self.view.sample_table
-        )
+        plotted = {t: self.frames[t] for t in self._plotted}
+        if "vm-series" in self.view.views:  # the live tab's plain Bokeh figures: no HoloViews to render
+            self.series.load_vm(plotted, self.interval)
+        else:
+            self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), plotted, self.view.sample_table)
         marks = recording_markers(rec)
         self._draw_timeline(marks)
         self.jump.options = {JUMP_PROMPT: -1.0, **marker_choices(marks)}  # label -> its time

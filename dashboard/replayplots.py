@@ -22,7 +22,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, GlyphRenderer, LegendItem
 
 from dashboard import plots
-from dashboard.frames import cut
+from dashboard.frames import SERIES_COLUMNS, cut, fault_frame, series_frame
+from dashboard.liveplots import live_figures
 
 #: Glyph properties that name a renderer's time column, in the order they are looked for.
 X_FIELDS = ("x", "x0", "left")
@@ -86,11 +87,34 @@ class SeriesAt(pn.viewable.Viewer):
         self.sample_table = sample_table
         self.frames = self._thin(frames)
         self.figures = {name: hv.render(draw(self.frames), backend="bokeh") for name, draw in draws.items()}
+        self._place()
+
+    def load_vm(self, frames: dict[str, pd.DataFrame], sample_interval: float) -> None:
+        """New plots for a VM-world recording: the live tab's Bokeh figures (:func:`dashboard.liveplots.live_figures`,
+        no HoloViews), over one source of the whole series and one of its faults, their axes fitted to the whole."""
+        self.sample_table = "samples"
+        self.frames = self._thin(frames)
+        series = series_frame(self.frames.get("samples", pd.DataFrame()), sample_interval)
+        faults = fault_frame(self.frames.get("events", pd.DataFrame()))
+        source = ColumnDataSource({c: series[c].to_numpy(dtype=float) for c in SERIES_COLUMNS})
+        marks = ColumnDataSource(
+            {"time": faults["time"].to_numpy(dtype=float), "fault": faults["fault"].to_numpy(dtype=object), "y": np.zeros(len(faults))}
+        )
+        drawn = live_figures({"live": source}, marks, self.prefix)
+        drawn.fit({"live": source})
+        drawn.show_faults(len(faults) > 0)
+        self.figures = dict(drawn.figures)
+        self._place()
+
+    def _place(self) -> None:
+        """Each figure's sources in time order, cut at the scrubbed time from now on; the figures on the page."""
         self._cuts, self._faults = [], []
+        seen: set[int] = set()
         for fig in self.figures.values():
             for renderer in fig.renderers:
                 column = _time_column(renderer) if isinstance(renderer, GlyphRenderer) else None
-                if column is not None:
+                if column is not None and id(renderer.data_source) not in seen:  # a source shared by plots is cut once
+                    seen.add(id(renderer.data_source))
                     self._cuts.append(_Cut(renderer.data_source, column))
             for legend in fig.legend:
                 self._faults += [i for i in legend.items if str(getattr(i.label, "value", i.label)).startswith("fault")]
