@@ -19,9 +19,10 @@ from dashboard import plots
 from dashboard.branch import BranchTab
 from dashboard.context import AppContext
 from dashboard.export import export_html
-from dashboard.offloop import off_loop
+from dashboard.offloop import EXECUTOR, off_loop
 from dashboard.recordings import download_name
 from dashboard.replay import ReplayTab, is_session_file
+from dashboard.warmup import BranchWarmup
 from engine import InputError, ParamError, Recording, Simulation, load_recording, parse_recording
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,8 @@ class Recordings:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
         session = ctx.session
-        self.replay_tab = ReplayTab(on_branch=self.branch, on_open=self.open)
+        self.warmup = BranchWarmup(EXECUTOR.submit)  # a branch of the shown time, re-simulated ahead of the click
+        self.replay_tab = ReplayTab(on_branch=self.branch, on_open=self.open, on_shown=self._warm)
         self.branch_tab = BranchTab(ctx)
         self.save = pn.widgets.FileDownload(
             callback=self._session_file,
@@ -134,6 +136,11 @@ class Recordings:
         if not self.ctx.served():  # not served (a notebook, a test): draw now
             self.replay_tab.flush(self.replay_tab.now())
 
+    def _warm(self, rec: Recording, at: float) -> None:
+        """The Replay tab shows ``rec`` at ``at``: start re-simulating it up to there (served only: off the loop)."""
+        if self.ctx.served():
+            self.warmup.aim(rec, at)
+
     def branch(self, rec: Recording, at: float) -> None:
         """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab.
 
@@ -142,13 +149,14 @@ class Recordings:
         ctx = self.ctx
 
         def work() -> Simulation:
-            cost = Simulation(rec.scenario, seed=rec.seed).estimate(at)
+            run = self.warmup.take(rec, at)  # the warm-up's run when it is of this recording and not past ``at``
+            cost = run.sim.estimate(at)
             if cost.long or cost.too_long:
                 raise InputError(
                     f"{rec.path.name}: re-simulating it up to {plots.hms(at)} would take {cost.describe()}; allowed: an earlier "
                     "branch time, or Recording.branch in a notebook"
                 )
-            return rec.branch(at)
+            return run.finish(at)  # the same simulation as rec.branch(at)
 
         def failed(err: BaseException) -> None:
             ctx.say(f"Branch not made: {err}" if isinstance(err, InputError) else f"Branch not made: {type(err).__name__}: {err}")

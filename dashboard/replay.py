@@ -18,7 +18,6 @@ live run as a ``.scalelab``, load a session file or an old JSON recording, expor
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 import tempfile
@@ -29,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import holoviews as hv
-import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.events import Tap
 from bokeh.models import CustomJSTickFormatter
 
 from dashboard import plots
@@ -40,6 +39,7 @@ from dashboard.feed import Feed, FramesSource
 from dashboard.frames import cut
 from dashboard.kpis import KpiTracker, world_view
 from dashboard.recordings import describe, recording_markers, recording_view, sample_interval
+from dashboard.replayplots import SeriesAt
 from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW
 from dashboard.tabs import TabBase
 from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices, timeline_body, timeline_opts
@@ -69,81 +69,17 @@ def is_session_file(data: bytes, filename: str) -> bool:
     return data[:2] == b"PK" or filename.lower().endswith(".scalelab")
 
 
-class SeriesAt(pn.viewable.Viewer):
-    """The time plots of a recording's world as they stood at a time: each a ``DynamicMap`` over a ``Pipe`` of the
-    tables up to then (:func:`dashboard.worldplots.time_plots`).
-
-    The axes are those of the whole recording (its first frame is drawn whole), so they stay put while the curves grow
-    or shrink with the scrubbed time; a time replaces what a plot shows in one update, forward or back. A sample table
-    of more than :data:`WINDOW` sample times is thinned to every k-th time, so that the whole history up to a time stays
-    on screen with a few thousand points at most.
-    """
-
-    def __init__(self, prefix: str = REPLAY_PREFIX, window: int = WINDOW):
-        super().__init__()
-        self.prefix, self.window = prefix, window
-        self.pipes: dict[str, hv.streams.Pipe] = {}
-        self.layout = pn.GridBox(ncols=2, sizing_mode="stretch_width")
-        self._shown: dict[str, pd.DataFrame] | None = None
-        self._round: list[str] = []
-        self.sample_table = "samples"
-
-    def load(self, draws: dict[str, Any], frames: dict[str, pd.DataFrame], sample_table: str) -> None:
-        """New plots for a recording (``draws``: its world's plot functions), drawn first with all of its rows."""
-        self.sample_table = sample_table
-        whole = self._thin(frames)
-        self.pipes = {name: hv.streams.Pipe(data=whole) for name in draws}
-        panes = []
-        for name, draw in draws.items():
-            dmap = hv.DynamicMap(functools.partial(_draw, draw), streams=[self.pipes[name]])
-            panes.append(pn.pane.HoloViews(dmap, linked_axes=False, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT))
-        self.layout[:] = panes
-        self._shown, self._round = whole, []
-
-    def _thin(self, frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-        table = frames.get(self.sample_table)
-        if table is None or "time" not in table or not len(table):
-            return frames
-        times = table["time"].to_numpy(dtype=float)
-        distinct = np.unique(times)
-        if len(distinct) <= self.window:
-            return frames
-        kept = distinct[:: -(-len(distinct) // self.window)]
-        kept = np.append(kept, distinct[-1])  # the scrubbed time itself is always drawn
-        return {**frames, self.sample_table: table[np.isin(times, kept)]}
-
-    def show(self, frames: dict[str, pd.DataFrame]) -> None:
-        """Queue the tables to show (every plot is redrawn in the next rounds of :meth:`flush`)."""
-        self._shown = self._thin(frames)
-        self._round = list(self.pipes)
-
-    def flush(self, budget: float = math.inf) -> bool:
-        """Redraw queued plots until ``budget`` wall seconds are spent (at least one); True when none is left."""
-        t0 = time.perf_counter()
-        while self._round and self._shown is not None:
-            self.pipes[self._round.pop(0)].send(self._shown)
-            if time.perf_counter() - t0 >= budget:
-                break
-        return not self._round
-
-    def rows(self) -> int:
-        """Rows of the sample table the plots show."""
-        return len(self._shown.get(self.sample_table, ())) if self._shown is not None else 0
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self.layout
-
-
-def _draw(draw: Any, data: dict[str, pd.DataFrame]) -> hv.Overlay:
-    return draw(data)
-
-
 class ReplayTab(TabBase, pn.viewable.Viewer):
     """A loaded recording drawn from its stored tables, at a scrubbed time, with a timeline of its markers."""
 
     own_clock = True  # its clock is the replay's: the sidebar drives it while it is shown
 
-    def __init__(self, on_branch: Callable[[Recording, float], None], on_open: Callable[[Recording], None]):
+    def __init__(
+        self,
+        on_branch: Callable[[Recording, float], None],
+        on_open: Callable[[Recording], None],
+        on_shown: Callable[[Recording, float], None] | None = None,
+    ):
         super().__init__()
         self.rec: Recording | None = None
         self.frames: dict[str, pd.DataFrame] = {}
@@ -153,11 +89,13 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._target: float | None = None  # a time asked for by the slider, the timeline or a marker
         self._shown = -1.0  # the time the views were fed up to (-1: nothing fed)
         self._was_playing = False
+        self._sought = False  # the last move was a jump (slider, timeline, marker), not play
+        self._heatmaps_due = False  # a scrub's heatmaps wait for it to rest (see flush)
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
-        self._on_branch, self._on_open = on_branch, on_open
+        self._on_branch, self._on_open, self._on_shown = on_branch, on_open, on_shown
         self.kpi_row = KpiRow()
         self.kpi_row.pane.css_classes = ["replay-kpis"]
-        self.series = SeriesAt(REPLAY_PREFIX)
+        self.series = SeriesAt(REPLAY_PREFIX, WINDOW)
         self.events = EventLog()
         self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX)
         self.placement, self.scores = self.placement_tab.placement, self.placement_tab.scores
@@ -180,9 +118,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         )
         self.open_example.on_click(lambda e: self._open_example())
         self.info = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-info"])
-        self.cursor_pipe = hv.streams.Pipe(data=0.0)
-        self.tap: hv.streams.SingleTap | None = None
-        self.timeline = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)
+        self.cursor = cursor(0.0)
+        self.timeline = pn.Column(sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT, margin=0)
         # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
         # handle is being dragged to, so that label, views and Branch button never disagree.
         self.slider = pn.widgets.FloatSlider(
@@ -256,7 +193,11 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.interval = sample_interval(rec)
         self.view = recording_view(rec)  # the recording's world: its plots, KPIs and tables
         self._plotted = tuple(t for t in (self.view.sample_table, "events") if t in self.frames)
-        self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), self._plotted_at(self.until), self.view.sample_table)
+        plotted = {t: self.frames[t] for t in self._plotted}
+        if "vm-series" in self.view.views:  # the live tab's plain Bokeh figures: no HoloViews to render
+            self.series.load_vm(plotted, self.interval)
+        else:
+            self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), plotted, self.view.sample_table)
         marks = recording_markers(rec)
         self._draw_timeline(marks)
         self.jump.options = {JUMP_PROMPT: -1.0, **marker_choices(marks)}  # label -> its time
@@ -290,12 +231,19 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         if playing and not self._was_playing and self.at >= self.until and self._target is None:
             self._target = 0.0  # Play at the end starts again from the beginning, as a player does
         self._was_playing = playing
+        self._sought = self._target is not None
         if self._target is not None:
             self.at, self._target = min(max(self._target, 0.0), self.until), None
         elif playing and self.at < self.until:
             step = speed * min(max(wall_dt, 0.0), MAX_TICK_GAP)
             before, self.at = self.at, min(self.until, self.at + step)
             self._progress.append((time.perf_counter(), wall_dt, self.at - before))
+
+    @property
+    def streams_only(self) -> bool:
+        """Will this tick's drawing only set data and values (no model made: the tick walks no model graph)? Yes for a
+        scrub, whose heatmaps wait; no while playing or when the heatmaps of a rested scrub are due."""
+        return self._target is not None or (self.at == self._shown and not (self._heatmaps_due or self._was_playing))
 
     def seek(self, at: float) -> None:
         """Show the state at simulated time ``at`` (from the next tick)."""
@@ -330,10 +278,6 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
             return "Replay at its end", "state replay"
         return ("Replay playing" if playing else "Replay paused"), "state replay"
 
-    def _plotted_at(self, at: float) -> dict[str, pd.DataFrame]:
-        """The tables the time plots read, as they stood at ``at``."""
-        return cut({t: self.frames[t] for t in self._plotted}, at)
-
     def _new_feed(self) -> None:
         self.tracker = KpiTracker(self.view)
         tables = tuple(dict.fromkeys((*self.tracker.tables, "events", "nodes", "placements", "breakdowns")))
@@ -350,7 +294,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
             self.placement.rewind()
             self.scores.rewind()
             self._new_feed()
-        self.series.show(self._plotted_at(at))
+        self.series.show(at)
         self.feed.source = FramesSource(cut(self.frames, at))  # every recorded table is in time order: a cut is a prefix
         new = self.feed.poll()
         self.events.push(new.get("events", pd.DataFrame()))
@@ -364,15 +308,20 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         if self.rec is None:
             return True
         at = self.at
+        moved = at != self._shown
         self._feed_to(at)  # here, not in tick: the dashboard draws inside one freeze of the page's models
-        done = self.series.flush(budget)
-        if done:
-            self.events.flush()
-            if self.placement_tab.visible:
+        self.series.flush(budget)
+        self.events.flush()
+        if self.placement_tab.visible:
+            if moved and self._sought and math.isfinite(budget):
+                self._heatmaps_due = True  # a scrub moves plots, cursor and KPIs at once; the heatmaps follow when it rests
+            elif moved or self._heatmaps_due:
                 self.placement_tab.flush(at)
+                self._heatmaps_due = False
+        done = not self._heatmaps_due
         self.kpi_row.update({**self.tracker.kpis(at), "time": at}, view=self.view)
-        if self.cursor_pipe.data != at:
-            self.cursor_pipe.send(at)
+        if self.cursor.location != at:
+            self.cursor.location = at
         if self.slider.value != at:
             self._setting_slider = True
             try:
@@ -382,19 +331,18 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         if self.slider.label != scrub_label(at):
             self.slider.label = scrub_label(at)
         self.branch.label = f"Branch here ({plots.hms(at)})"
+        if moved and self._on_shown is not None:
+            self._on_shown(self.rec, at)  # a branch of this time may be re-simulated ahead of the click
         return done
 
     # -- widgets -------------------------------------------------------------------------------------------------
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
-        """The recording's markers, and a cursor at the scrubbed time that moves alone; a click on the strip jumps."""
-        self.cursor_pipe = hv.streams.Pipe(data=self.until)
-        # the tap is a stream of the cursor's own DynamicMap: a SingleTap whose source is the whole strip (a DynamicMap
-        # made by ``*``) is never linked to the figure, and clicks went nowhere
-        self.tap = hv.streams.SingleTap(x=None)
-        line = hv.DynamicMap(lambda data, x, y: cursor(data), streams=[self.cursor_pipe, self.tap])
-        strip = (timeline_body(marks) * line).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline"))
-        self.tap.param.watch(lambda e: self.seek(e.new) if e.new is not None else None, "x")
-        self.timeline.object = strip
+        """The recording's markers drawn once, and a cursor at the scrubbed time that moves alone; a click jumps there."""
+        strip = hv.render(timeline_body(marks).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline")), backend="bokeh")
+        self.cursor = cursor(self.until)
+        strip.add_layout(self.cursor)
+        strip.on_event(Tap, lambda e: self.seek(e.x) if e.x is not None else None)
+        self.timeline[:] = [pn.pane.Bokeh(strip, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)]
 
     def _scrubbed(self, event: Any) -> None:
         if not self._setting_slider and event.new is not None:

@@ -18,6 +18,7 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401 - the bokeh backend, so that options apply without hv.extension (library code)
 import numpy as np
 import pandas as pd
+from bokeh.models import Span
 
 from dashboard import plots
 from dashboard.frames import fault_frame
@@ -97,9 +98,9 @@ def timeline_opts(until: float, figure: str | None = None, height: int = TIMELIN
     )
 
 
-def cursor(at: float) -> hv.VLine:
-    """The scrubbed time, as a line across the timeline."""
-    return hv.VLine(float(at)).opts(color="#1f77b4", line_width=3, alpha=0.9)
+def cursor(at: float) -> Span:
+    """The scrubbed time, as a line across the timeline (a Bokeh ``Span``: a scrub moves it by its ``location`` alone)."""
+    return Span(location=float(at), dimension="height", line_color="#1f77b4", line_width=3, line_alpha=0.9)
 
 
 def change_lines(marks: pd.DataFrame) -> hv.VLines:

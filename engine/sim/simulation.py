@@ -226,6 +226,18 @@ class Simulation:
         """The plugins this run uses: name, extension point, module, version and source hash of each."""
         return plugins_used(self.sections, self.scenario.to_dict(), self.inputs)
 
+    def apply_input(self, item: Mapping[str, Any], where: str) -> None:
+        """Advance to a recorded input's time and apply it (a parameter change or a fault), as a replay does; a refused
+        one raises :class:`ScenarioError` naming ``where`` (the file and the input)."""
+        self.advance(item["time"])
+        try:
+            if item["kind"] == "params":
+                self.set_params(item["changes"])
+            else:
+                self.inject(item["fault"], **item.get("args", {}))
+        except ParamError as e:
+            raise ScenarioError(f"{where}: {e}") from None
+
     @classmethod
     def replay(cls, recording: Mapping[str, Any], verify: bool = True, origin: str = "recording") -> Simulation:
         """Rebuild a recorded session: same scenario and seed, the same inputs at the same times.
@@ -237,14 +249,7 @@ class Simulation:
         sim = cls(Scenario.from_dict(rec["scenario"], origin=f"{origin}: scenario"), seed=rec["seed"])
         check_recording(rec, tuple(sim.fault_kinds), origin=origin)
         for i, item in enumerate(rec["inputs"]):
-            sim.advance(item["time"])
-            try:
-                if item["kind"] == "params":
-                    sim.set_params(item["changes"])
-                else:
-                    sim.inject(item["fault"], **item.get("args", {}))
-            except ParamError as e:
-                raise ScenarioError(f"{origin}: inputs[{i}]: {e}") from None
+            sim.apply_input(item, f"{origin}: inputs[{i}]")
         sim.advance(rec["until"])
         if verify:
             check_samples(rec, sim.samples(), origin)

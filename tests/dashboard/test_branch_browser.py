@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from served import wait_until
 from test_recordings_browser import _no_pages_of_earlier_servers, wait_for_rows  # noqa: F401 - an autouse fixture
 
-from engine import Recording
+from dashboard.warmup import BranchRun
 
 pytestmark = pytest.mark.browser
 served = browser.served
@@ -27,14 +27,14 @@ def test_the_page_stays_live_while_a_branch_is_re_simulated(served, monkeypatch)
     page.locator(".replay-jump select").first.select_option(index=marker)  # mid-run: a branch point
     wait_until(lambda: replay.at == 900.0, page, timeout=WAIT)
     started, release = threading.Event(), threading.Event()
-    real_branch = Recording.branch
+    real_finish = BranchRun.finish
 
-    def held_branch(self, at):  # the re-simulation waits until the test has seen the page answer
+    def held_finish(self, at):  # the re-simulation waits until the test has seen the page answer
         started.set()
         release.wait()
-        return real_branch(self, at)
+        return real_finish(self, at)
 
-    monkeypatch.setattr(Recording, "branch", held_branch)
+    monkeypatch.setattr(BranchRun, "finish", held_finish)
     page.locator(".replay-branch .bk-btn").first.click()
     wait_until(started.is_set, page, timeout=WAIT)
     try:

@@ -98,8 +98,8 @@ def test_every_view_shows_the_state_at_the_scrubbed_time_forward_and_back(dashbo
     for t in (650.0, 1200.0, 97.0, 0.0, 1500.0, rec.until):
         at(d, t)
         state = cut(rec.tables, t)
-        pd.testing.assert_frame_equal(r.series._shown["samples"], state["samples"], obj=f"samples at {t}")
-        pd.testing.assert_frame_equal(r.series._shown["events"], state["events"], obj=f"events at {t}")
+        pd.testing.assert_frame_equal(r.series.shown()["samples"], state["samples"], obj=f"samples at {t}")
+        pd.testing.assert_frame_equal(r.series.shown()["events"], state["events"], obj=f"events at {t}")
         shown_events = r.events.rows["time"].to_numpy()
         assert (shown_events <= t).all() and len(shown_events) == min(len(state["events"]), 800), t
         assert r.tracker.kpis(t) == kpis_at(rec, t)
@@ -111,7 +111,7 @@ def test_every_view_shows_the_state_at_the_scrubbed_time_forward_and_back(dashbo
             assert (r.scores.shown is None) == (len(latest) == 0), t
             if len(latest):
                 assert int(r.scores.shown[0]["decision"].iloc[0]) == int(latest["decision"].iloc[0])
-        assert r.slider.value == t and r.cursor_pipe.data == t
+        assert r.slider.value == t and r.cursor.location == t
 
 
 def test_the_replay_plays_on_the_sidebar_clock_jumps_to_markers_and_starts_again_when_played_at_its_end(dashboard):

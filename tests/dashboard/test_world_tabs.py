@@ -76,16 +76,15 @@ def test_a_recording_of_each_world_uploads_and_replays_with_its_worlds_plots(nam
     r = d.recordings.replay_tab
     assert not d.message.visible, d.message.object
     assert d.active_tab == "Replay" and r.rec is not None
-    assert list(r.series.pipes) == list(r.series.pipes)  # the world's plots
     figure = CASES[name][1]
-    assert figure.removeprefix("rp-") in r.series.pipes
-    shown = r.series._shown[r.view.sample_table]
+    assert figure.removeprefix("rp-") in r.series.figures
+    shown = r.series.shown()[r.view.sample_table]
     assert len(shown) == len(load_recording(path).tables[r.view.sample_table])
     for t in (r.until / 3, r.until / 2):  # scrubbing draws the state at each time
         r.seek(t)
         r.tick(0.1, 60.0, False)
         r.flush(r.now())
-        assert r.series._shown[r.view.sample_table]["time"].max() <= t
+        assert r.series.shown()[r.view.sample_table]["time"].max() <= t
     assert all(len(rec.getMessage()) < 5000 for rec in caplog.records)  # nothing of the upload's bytes in the log
     d.stop()
 
