@@ -109,8 +109,8 @@ class LiveControls:
         ctl = self.sections[key]
         card = pn.Card(ctl.alert, title=title, collapsed=collapsed, visible=visible, sizing_mode="stretch_width", margin=(4, 0))
 
-        def fill(*_: Any) -> None:
-            if key in self.filled or self.deferred or card.collapsed or not card.visible:
+        def fill(*events: Any) -> None:  # a card opened or shown (an event) fills at once; one open from the start waits
+            if key in self.filled or (self.deferred and not events) or card.collapsed or not card.visible:
                 return
             self.filled.add(key)
             body: list[Any] = [self._presets_row(ctl)] if key == "scheduler" else []
