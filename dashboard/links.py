@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from dashboard.session import LiveSession
+from dashboard.session import LiveSession, scenario_names
 
 #: Query keys that are not parameters (the page's theme is Panel's own).
 PAGE_KEYS = ("theme",)
@@ -49,6 +49,21 @@ class LinkResult:
 
     def message(self) -> str:
         return ("Link not fully applied: " + "; ".join(self.problems) + ".") if self.problems else ""
+
+
+def link_start(search: str, scenario: Any = None, seed: int | None = None) -> tuple[Any, int | None, bool | None, str]:
+    """What a page opened with a link starts from, before its session is built: the link's scenario (when it is one of
+    the shipped ones) and seed (when it is an integer), else ``scenario`` and ``seed``; the link's play state (None:
+    none asked for), and the rest of the link, for :func:`apply_link` (which names whatever it cannot apply)."""
+    items = dict(parse_qsl((search or "").lstrip("?"), keep_blank_values=True))
+    playing = {"true": True, "false": False}.get(items.pop("playing", ""))
+    name = items.get("scenario")
+    if name is not None and name in scenario_names():
+        scenario, seed = name, None  # the link's scenario with its own seed (as choosing it in the list), unless it names one
+    text = items.get("seed", "")
+    if text.isdigit() and int(text) <= LiveSession.param.seed.bounds[1]:
+        seed = int(text)
+    return scenario, seed, playing, ("?" + urlencode(items) if items else "")
 
 
 def apply_link(session: LiveSession, search: str) -> LinkResult:

@@ -47,8 +47,10 @@ class LiveControls:
         collapsed_all: bool = False,
         scope: str = "live",
         on_applied: Callable[[dict[str, Any]], None] | None = None,
+        defer: bool = False,
     ):
         self.session = session
+        self.deferred = defer  # open cards stay empty until fill() (a page's first frame comes sooner)
         live = session.sim.sections
         order = [k for k, _, _ in SECTION_CARDS]
         keys = [k for k in order if k in live] + [k for k in live if k not in order]
@@ -62,6 +64,8 @@ class LiveControls:
         self._on_applied = on_applied
         self.policy_key = "policy" if "policy" in self.sections else None
         self.policy_cards: dict[str, pn.Card] = {}
+        self._fills: list[Callable[[], None]] = []
+        self.filled: set[str] = set()  # sections whose card holds its widgets
         self.cards: dict[str, pn.Card] = {}
         for key in keys:
             title, collapsed = titles.get(key, (self._declared_title(key) or (key.upper() if len(key) <= 4 else key.capitalize()), True))
@@ -105,19 +109,27 @@ class LiveControls:
         ctl = self.sections[key]
         card = pn.Card(ctl.alert, title=title, collapsed=collapsed, visible=visible, sizing_mode="stretch_width", margin=(4, 0))
 
-        def fill(*_: Any) -> None:
-            if ctl.built or card.collapsed or not card.visible:
+        def fill(*events: Any) -> None:  # a card opened or shown (an event) fills at once; one open from the start waits
+            if key in self.filled or (self.deferred and not events) or card.collapsed or not card.visible:
                 return
+            self.filled.add(key)
             body: list[Any] = [self._presets_row(ctl)] if key == "scheduler" else []
             body.append(ctl.panel())
-            card.extend(body)
+            card.objects = [card.objects[0], *body, *card.objects[1:]]  # under the section's message, above policy cards
             self._show_policy_in(key)
             if key == "controller":
                 self._gate_extensions(ctl)
 
         card.param.watch(fill, ["collapsed", "visible"])
+        self._fills.append(fill)
         fill()
         return card
+
+    def fill(self) -> None:
+        """Give every open card its widgets now (cards made with ``defer``); a collapsed card still waits to be opened."""
+        self.deferred = False
+        for fill in self._fills:
+            fill()
 
     def _applied(self, changes: dict[str, Any]) -> None:
         if self.policy_key and f"{self.policy_key}.kind" in changes:

@@ -81,3 +81,23 @@ class TabSet:
             return
         self.ensure(self.active)
         self._on_change()
+
+
+class Parts(dict):
+    """Shared parts by name (the app context's ``parts``), some made only when first asked for: ``Parts(name=factory)``.
+
+    ``made`` names those that exist (a part nobody asked for is never made, so a page holds only what it shows)."""
+
+    def __init__(self, **factories: Callable[[], Any]):
+        super().__init__()
+        self.factories = factories
+
+    def __missing__(self, name: str) -> Any:
+        if name not in self.factories:
+            raise KeyError(name)
+        part = self[name] = self.factories[name]()
+        return part
+
+    @property
+    def made(self) -> set[str]:
+        return set(self.keys())

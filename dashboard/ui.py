@@ -25,14 +25,14 @@ import param
 from dashboard.cards import FaultCard, RunCard
 from dashboard.context import AppContext
 from dashboard.header import HEADER_CSS, HINT, STATUS_CSS, status_html
-from dashboard.links import apply_link, link_query
+from dashboard.links import LinkResult, apply_link, link_query, link_start
 from dashboard.livecontrols import LiveControls
 from dashboard.offloop import off_loop
 from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
 from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
-from dashboard.tabset import TabSet
+from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
 from dashboard.views import KpiRow, RunView
@@ -46,11 +46,17 @@ class Dashboard(pn.viewable.Viewer):
 
     def __init__(self, scenario: str | Scenario | None = None, seed: int | None = None, **params):
         super().__init__(**params)
+        # a served page's link is applied before anything is built: its scenario's world is the only one built, and the
+        # controls are made with the link's values (its play state follows the first minutes, at start)
+        search = pn.state.location.search if pn.state.curdoc is not None and pn.state.location is not None else ""
+        scenario, seed, self._link_playing, search = link_start(search, scenario, seed)
         self.session = s = LiveSession(scenario, seed)
         s.runner = off_loop  # Reset and a new scenario or seed are built off the event loop when served
         self.ctx = ctx = AppContext(s)
-        self.run_view = ctx.parts["run_view"] = RunView("live", s.sim.sections["run"].sample_interval)
+        ctx.parts = Parts(run_view=self._make_run_view)  # the Live/Placement tabs' views: made when one is first shown
         self.recordings = ctx.parts["recordings"] = Recordings(ctx)
+        with s.building_inline():  # the link's parameters apply to its scenario's run
+            link = apply_link(s, search) if search else None
         self.replay = self.recordings.upload
         self.kpis = KpiRow(s.view)
         self.message = self.fault_alert = ctx.message
@@ -58,7 +64,7 @@ class Dashboard(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
         self.run_card = RunCard(ctx, on_step=self._step, on_reset=self._reset)
         self.fault_card = FaultCard(ctx, on_injected=self._mark_urgent)
-        self.controls = LiveControls(s, on_applied=self._applied)
+        self.controls = LiveControls(s, on_applied=self._applied, defer=True)  # open cards filled at start (after first paint)
         self._controls_scenario = self._drawn_scenario = s.scenario
         self._controls_stale = False
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
@@ -82,8 +88,18 @@ class Dashboard(pn.viewable.Viewer):
         s.param.watch(self._session_rebuilt, "generation")
         s.param.watch(self._run_state_changed, ["playing", "speed"])
         s.param.watch(self._building_changed, "building")
+        if link is not None:
+            self._link_applied(link)
         self.loop.poll_and_push()
         self._render_status()
+
+    def _make_run_view(self) -> RunView:
+        return RunView("live", self.session.sim.sections["run"].sample_interval)
+
+    @property
+    def run_view(self) -> RunView:
+        """The live run's views of the Live and Placement tabs (made when first asked for)."""
+        return self.ctx.parts["run_view"]
 
     # -- parts by name (tests, notebooks) ------------------------------------------------------------------------------
     @property
@@ -183,15 +199,18 @@ class Dashboard(pn.viewable.Viewer):
 
     # -- lifecycle -----------------------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start ticking (once); apply the link's parameters; stop and free everything when the session goes away."""
+        """Start ticking (once): the link's play state, the sidebar's open cards filled, the page's link shown; stop and
+        free everything when the session goes away."""
         if self._callback is not None or self._stopped:
             return
         self._last_wall = time.perf_counter()
         quiet_closed_sockets()
-        if pn.state.location is not None:
-            self._apply_link(pn.state.location.search)
+        if self._link_playing is not None:  # the link's play state, after the first minutes were drawn
+            self.session.playing, self._link_playing = self._link_playing, None
+        self.controls.fill()  # the sidebar's open cards get their widgets now that the first frame is on screen
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         self.loop.tick_soon = self._tick_soon
+        self._update_link()
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             self._doc = pn.state.curdoc
             pn.state.on_session_destroyed(self._destroyed)
@@ -350,7 +369,7 @@ class Dashboard(pn.viewable.Viewer):
         self.loop.mark_urgent(anything=any(k.startswith("scheduler.") for k in changes))
         self.ctx.say("")
         names = {k.split(".", 1)[1] for k in changes if k.startswith("scheduler.")}
-        if names and "scheduler" in self.session.sim.sections:
+        if names and "scheduler" in self.session.sim.sections and "run_view" in self.ctx.parts.made:  # a score view exists
             preview_scheduler(self.session.sim.sections["scheduler"], self.scores, names)
         self._update_link()
 
@@ -376,7 +395,8 @@ class Dashboard(pn.viewable.Viewer):
         self.stuck_alert.visible = False
         if s.sim is None:  # released: nothing to draw
             return
-        self.run_view.sample_interval = s.sim.sections["run"].sample_interval
+        if "run_view" in self.ctx.parts.made:
+            self.run_view.sample_interval = s.sim.sections["run"].sample_interval
         if s.scenario != self._controls_scenario or self._controls_stale:
             self._rebuild_controls()
         for view in self.tabset.views.values():
@@ -393,7 +413,7 @@ class Dashboard(pn.viewable.Viewer):
     def _rebuild_controls(self) -> None:
         self._controls_scenario = self.session.scenario
         self._controls_stale = False
-        self.controls = LiveControls(self.session, on_applied=self._applied)
+        self.controls = LiveControls(self.session, on_applied=self._applied, defer=not self.ctx.served())
         self.controls_holder[:] = [self.controls.layout]
 
     def _tab_changed(self) -> None:
@@ -415,17 +435,22 @@ class Dashboard(pn.viewable.Viewer):
         return link_query(self.session, self.active_tab)
 
     def _apply_link(self, search: str) -> None:
+        """Apply a link to the running page (a served page's own link is applied as it is built: see ``__init__``)."""
         with self.session.building_inline():  # the link's parameters apply to its scenario's run: built first
             result = apply_link(self.session, search)
         if self.loop.new_run:  # another scenario or seed: its tabs now, so that the link's tab can be shown
             self.adopt_run()
         if result.changed_params:
             self._rebuild_controls()
+        self._link_applied(result)
+
+    def _link_applied(self, result: LinkResult) -> None:
         if result.tab in self.tabset.titles:
             self.tabset.show(result.tab)
         if result.problems:
             self.ctx.say(result.message())
-        self._update_link()
+        if self.ctx.served():
+            self._update_link()
 
     def _update_link(self) -> None:
         if pn.state.location is not None:

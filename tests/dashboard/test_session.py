@@ -203,6 +203,7 @@ def test_policy_parameters_open_inside_the_policy_card_and_controls_of_other_pol
 
     d = Dashboard("default")
     ctl = d.controls
+    ctl.fill()  # what a page does once its first frame is shown (the open cards get their widgets then)
     policy_card = ctl.cards["policy"]
     assert set(ctl.policy_cards) == {"hpa", "kpa", "keda"} and all(c in policy_card.objects for c in ctl.policy_cards.values())
     band = ctl.sections["autoscaler"].controls["MIN_AVG_TIME..MAX_AVG_TIME"]

@@ -1,0 +1,58 @@
+"""The first page is built lean: the link's world only, the open cards' widgets after the first frame (d18-first)."""
+
+from __future__ import annotations
+
+import panel as pn
+from bokeh.document import Document
+from panel.io.state import set_curdoc
+
+from dashboard.links import link_start
+from dashboard.ui import Dashboard
+
+
+def test_open_cards_get_their_widgets_at_start_and_a_late_widget_still_drives_the_engine():
+    d = Dashboard("default")
+    ctl = d.controls
+    card = ctl.cards["autoscaler"]
+    assert not card.collapsed and "autoscaler" not in ctl.filled  # open, but no widgets yet: the first frame comes first
+    d.start()
+    assert "autoscaler" in ctl.filled and len(card.objects) > 1
+    entry = ctl.sections["autoscaler"].controls["MAX_WORKERS"].entry
+    entry.value = 7
+    assert d.session.sim.sections["autoscaler"].MAX_WORKERS == 7
+    d.stop()
+
+
+def test_a_collapsed_card_opened_later_shows_the_engine_value_and_applies_its_own():
+    d = Dashboard("default")
+    d.start()
+    card = d.controls.cards["workload"]
+    assert card.collapsed and "workload" not in d.controls.filled
+    card.collapsed = False
+    ctl = d.controls.sections["workload"]
+    name = next(n for n, c in ctl.controls.items() if hasattr(c, "entry"))
+    assert ctl.controls[name].entry.value == getattr(d.session.sim.sections["workload"], name)
+    d.stop()
+
+
+def test_link_start_takes_the_scenario_and_seed_and_leaves_the_rest():
+    scenario, seed, playing, rest = link_start("?scenario=faas-basic&seed=4&playing=false&tab=Compare&autoscaler.MAX_WORKERS=3")
+    assert (scenario, seed, playing) == ("faas-basic", 4, False)
+    assert "scenario=faas-basic" in rest and "playing" not in rest and "MAX_WORKERS=3" in rest
+    assert link_start("?scenario=nowhere&seed=x", "default", 5)[:3] == ("default", 5, None)  # apply_link names both
+
+
+def test_a_served_page_builds_its_links_world_only_with_the_links_values_in_unopened_cards(monkeypatch):
+    doc = Document()
+    with set_curdoc(doc):
+        monkeypatch.setattr(pn.state.location, "search", "?scenario=openb-fgd&seed=3&scheduler.gpu_policy=BestFit&playing=false")
+        d = Dashboard()
+    assert d.session.scenario == "openb-fgd" and d.session.seed == 3 and d.session.generation == 1  # built once, not twice
+    assert "run_view" not in d.ctx.parts.made  # no VM Live tab was made for a pod world
+    assert d.session.sim.sections["scheduler"].gpu_policy == "BestFit"
+    sched = d.controls.sections["scheduler"]
+    assert sched.controls["gpu_policy"].widget.value == "BestFit"  # made later, it shows the link's value
+    assert d.session.playing  # the first minutes are drawn; the link's pause comes at start
+    d.start()
+    assert not d.session.playing
+    d.stop()
