@@ -136,7 +136,7 @@ def measure(duration: float, interval: float, chromium: str, speeds: tuple[float
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         t_open = time.perf_counter()
-        page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+        page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded", timeout=120000)
         page.wait_for_function(JS_HAS_DATA, timeout=120000, polling=20)
         out["first_data_s"] = round(time.perf_counter() - t_open, 2)
         out["first_data_load"] = round(os.getloadavg()[0], 2)

@@ -44,11 +44,16 @@ def _figure(seconds: float) -> dict:
 
 
 def scrub_step_server_s(rec_path: Path, steps: int = 20) -> list[float]:
-    """Server time of one scrub step (seek, tick, draw every Replay view), on an unserved dashboard in this process."""
+    """Server time of one scrub step (seek, tick, draw every Replay view) in this process, the page's models in a Bokeh
+    document as when served (without one, HoloViews draws nothing and a step looks cheaper than it is)."""
+    from bokeh.document import Document
+
     from dashboard.ui import Dashboard
     from engine import load_recording
 
     d = Dashboard("default")
+    doc = Document()
+    doc.add_root(d.__panel__().get_root(doc))
     d.recordings.open(load_recording(rec_path))
     r = d.recordings.replay_tab
     out = []
@@ -73,7 +78,7 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             w: dict = {"scenario": name}
             # first data: a fresh page on the scenario, to its first plot with data
             t0 = time.perf_counter()
-            page.goto(f"{base}?scenario={name}", wait_until="domcontentloaded")
+            page.goto(f"{base}?scenario={name}", wait_until="domcontentloaded", timeout=TIMEOUT)
             page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=TIMEOUT, polling=20)
             w["first_data"] = _figure(time.perf_counter() - t0)
             print(f"worlds: {name} first_data {w['first_data']}", flush=True)
@@ -125,7 +130,7 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             w["branched"] = d.session.branched_from is not None
             out[world] = w
         # scenario switch: from the default scenario's page, each world chosen in the list, to its plots with data
-        page.goto(base, wait_until="domcontentloaded")
+        page.goto(base, wait_until="domcontentloaded", timeout=TIMEOUT)
         page.wait_for_function(JS_FIGURES, arg=["ts-", 1, 2], timeout=TIMEOUT, polling=20)
         for name, (world, prefix) in [*list(WORLDS.items())[1:], ("default", WORLDS["default"])]:
             t0 = time.perf_counter()
