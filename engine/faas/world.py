@@ -30,6 +30,7 @@ from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
+from engine.faas.utilrows import node_rows, replica_rows
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
 from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.scheduling.service import PlacementService
@@ -345,63 +346,11 @@ class FunctionWorld:
                 )
             )
             if utilization:
-                self._utilization_rows(rt, now, interval, util)
+                replica_rows(self.placement.cluster, self.flow, rt, now, interval, util)
         if utilization:
-            self._node_rows(now, util)
+            node_rows(self.placement.cluster, now, util)
             if util["time"]:
                 self.recorder.extend("utilization", util)
-
-    def _utilization_rows(self, rt: FunctionRuntime, now: float, interval: float, util: dict[str, list]) -> None:
-        cluster = self.placement.cluster
-        t0 = now - interval
-        for r in rt.live():
-            if r.placed_at is None or r.node_index < 0:
-                continue
-            span = max(now - max(t0, r.placed_at), 1e-9)
-            busy = r.busy_seconds(t0, now) / span
-            cores = self.flow.cores_when_busy(r, busy)  # what cpu_cores(r, t0, now) gives, busy computed once
-            node_cores = int(cluster.cpu_capacity[r.node_index]) / 1000.0  # plain numbers: numpy scalars cost per operation
-            _, gpu, ram = r.resources
-            request = rt.spec.cpu_millis / 1000.0
-            memory_request = rt.spec.memory_mib * 2**20
-            util["time"].append(now)
-            util["scope"].append("replica")
-            util["node"].append(r.node)
-            util["replica"].append(r.id)
-            util["function"].append(rt.name)
-            util["cpu"].append(cores / node_cores)
-            util["cpu_request"].append(cores / request)
-            node_memory = float(cluster.memory_capacity[r.node_index])
-            util["memory"].append(min(node_memory, max(memory_request, busy * ram * node_memory)))
-            util["gpu"].append(min(1.0, busy * gpu))
-            util["busy"].append(busy)
-
-    def _node_rows(self, now: float, util: dict[str, list]) -> None:
-        """One row per node hosting replicas: the sums of its replica rows of this sample (plain dicts: cheap per tick)."""
-        cluster = self.placement.cluster
-        per: dict[str, list[float]] = {}
-        for node, cpu, memory, gpu, busy in zip(util["node"], util["cpu"], util["memory"], util["gpu"], util["busy"], strict=True):
-            acc = per.setdefault(node, [0.0, 0.0, 0.0, 0.0])
-            acc[0] += cpu
-            acc[1] += memory
-            acc[2] += gpu
-            acc[3] += busy
-        for node in sorted(per):
-            cpu, memory, gpu, busy = per[node]
-            i = cluster.index[node]
-            capacity = int(cluster.cpu_capacity[i])
-            allocated = (capacity - int(cluster.cpu_free[i])) / 1000.0
-            cores = cpu * capacity / 1000.0
-            util["time"].append(now)
-            util["scope"].append("node")
-            util["node"].append(node)
-            util["replica"].append(None)
-            util["function"].append(None)
-            util["cpu"].append(min(1.0, cpu))
-            util["cpu_request"].append(cores / allocated if allocated > 0 else math.nan)
-            util["memory"].append(min(memory, float(cluster.memory_capacity[i])))
-            util["gpu"].append(min(1.0, gpu))
-            util["busy"].append(busy)
 
     def replica_seconds(self, rt: FunctionRuntime, now: float) -> float:
         """Replica lifetime so far (placed to removed), the cost measure."""
