@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from served import GUARD_MS, panel_serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,8 @@ def test_panel_serve_app_loads_in_browser(page):
             timeout=GUARD_MS,
         )
         assert page.locator(".app-title").first.inner_text().startswith("scalelab")  # the app's template, not a bare page
-        assert page.locator(".ctl-live-autoscaler-MAX_WORKERS").count() == 1
+        # the open cards' widgets are made right after the first frame (the first document holds the plots first)
+        expect(page.locator(".ctl-live-autoscaler-MAX_WORKERS")).to_have_count(1, timeout=GUARD_MS)
         assert not errors, errors
 
 
