@@ -63,8 +63,13 @@ def assert_end_together(plots: dict[str, list]) -> None:
 
 
 def assert_reset_empties(page, served, prefix: str, before: dict[str, list]) -> None:
-    """After Reset the plots hold the new run only: its newest time is below the old run's, nothing of the old run stays."""
-    old = max(v[1] for v in before.values())
+    """After Reset the plots hold the new run only: its newest time is below the old run's, nothing of the old run stays.
+
+    Paused first: a paused Reset starts the new run at 0, while a playing one starts with its first minutes simulated,
+    which can already be past the old run's newest time (then "below the old run's" would never hold)."""
+    page.locator(".bk-btn", has_text="Pause").first.click()
+    expect(page.locator(".bk-btn", has_text="Play").first).to_be_visible(timeout=WAIT)
+    old = max(v[1] for v in time_plots(page, prefix).values())
     page.locator(".bk-btn", has_text="Reset").first.click()
     page.wait_for_function(
         f"p => {{ const o = ({JS_TIME_PLOTS})(p); const v = Object.entries(o).filter(([k]) => !k.endsWith('heatmap') && !k.endsWith('fgd')).map(([k, v]) => v);"
