@@ -184,6 +184,7 @@ class PlacementService:
         self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
         self._last: PlacementDecision | None = None
         self._decisions = 0
+        self._label: tuple = (None, "")  # (settings snapshot, its mode label)
         self.last_row = -1  # the newest row of the placements table
         self.recorder = recorder if recorder is not None else Recorder()
         for spec in (NODES, PLACEMENTS, breakdowns_spec(history, self.cluster.n)):
@@ -224,7 +225,8 @@ class PlacementService:
         pod: Pod,
         node: int | None = None,
         decision: PlacementDecision | None = None,
-        placement: Placement | None = None,
+        placement: tuple
+        | None = None,  # a bind's Placement fields (vm_id, node, node_index, feasible, score, pull, schedule, speed, storage)
         number: int | None = None,
         devices: tuple[int, ...] | None = None,
     ) -> int:
@@ -239,22 +241,33 @@ class PlacementService:
                 "node": None if node is None else self.cluster.names[node],
                 "node_index": node,
                 "feasible": None if decision is None else decision.feasible,
-                "score": None if placement is None else placement.score,
-                "pull_s": None if placement is None else placement.pull_seconds,
-                "schedule_s": None if decision is None else self.scheduler.cost_seconds(decision),
-                "speed": None if placement is None else placement.speed_factor,
-                "storage_s": None if placement is None else placement.storage_seconds_per_job,
+                "score": None if placement is None else placement[4],
+                "pull_s": None if placement is None else placement[5],
+                "schedule_s": None
+                if decision is None
+                else placement[6]
+                if placement is not None
+                else self.scheduler.cost_seconds(decision),
+                "speed": None if placement is None else placement[7],
+                "storage_s": None if placement is None else placement[8],
                 "cpu_millis": pod.cpu_millis,
                 "memory": pod.memory,
                 "gpus": float(pod.gpus),
                 "gpu_count": count,
                 "gpu_milli": milli,
                 "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else mode_label(self.scheduler.settings().mode, self.scheduler_params.kube_version),
+                "mode": None if decision is None else self._mode_label(),
                 "decision": number,
             },
         )
         return self.last_row
+
+    def _mode_label(self) -> str:
+        """The mode placements record, read once per params snapshot (any param change makes a new snapshot)."""
+        settings = self.scheduler.settings()
+        if self._label[0] is not settings:
+            self._label = (settings, mode_label(settings.mode, self.scheduler_params.kube_version))
+        return self._label[1]
 
     # -- placing ---------------------------------------------------------------------------------------
     def _pod(self, vm_id: int) -> Pod:
@@ -287,21 +300,20 @@ class PlacementService:
             return None
         node = decision.node
         self._bound[vm_id] = (pod, node, decision.devices)
-        placement = Placement(
-            vm_id=vm_id,
-            node=self.cluster.names[node],
-            node_index=node,
-            feasible=decision.feasible,
-            score=decision.score,
-            pull_seconds=self.cluster.pull_seconds(decision.needed_images or [], node),
-            schedule_seconds=self.scheduler.cost_seconds(decision),
-            speed_factor=float(self.cluster.speed[node]),
-            storage_seconds_per_job=self.cluster.transfer_seconds(pod, node),
-            image=pod.containers[0].image,
-            decision=number,
-            devices=decision.devices,
+        cluster = self.cluster
+        values = (  # the Placement's fields up to its image, in order; its row is written first (one object, no replace)
+            vm_id,
+            cluster.names[node],
+            node,
+            decision.feasible,
+            decision.score,
+            cluster.pull_seconds(decision.needed_images or [], node),
+            self.scheduler.cost_seconds(decision),
+            float(cluster.speed[node]),
+            cluster.transfer_seconds(pod, node),
         )
-        return replace(placement, row=self._row(now, "bind", vm_id, pod, node, decision, placement, number, decision.devices))
+        row = self._row(now, "bind", vm_id, pod, node, decision, values, number, decision.devices)
+        return Placement(*values, pod.containers[0].image, number, row, decision.devices)
 
     def request(self, vm_id: int, now: float, pod: Pod | None = None, wait: bool = True) -> Placement | None:
         """Place a pod for owner ``vm_id`` (the worker pod, or ``pod``); None when no node fits.
