@@ -261,8 +261,9 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
             d, patches = dashboard(other.get(name, "default"))
             cpu = []
             for _ in range(repeat + 1):
-                cpu.append(timed(d, lambda: setattr(d.session, "scenario", name), patches))
-                timed(d, lambda: setattr(d.session, "scenario", other.get(name, "default")), patches)
+                back = other.get(name, "default")
+                cpu.append(timed(d, lambda d=d, name=name: setattr(d.session, "scenario", name), patches))
+                timed(d, lambda d=d, back=back: setattr(d.session, "scenario", back), patches)
             fig["switch_s"] = cpu[1:]
             d.stop()
             sim = Simulation(name)
@@ -273,7 +274,7 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
                 d, patches = dashboard(name)
                 d.recordings.warmup.submit = lambda job: None  # no warm-up: the branch is re-simulated in full, untimed
                 d.recordings.open(rec)
-                cpu.append(timed(d, lambda d=d: d.recordings.branch(rec, 600.0), patches))
+                cpu.append(timed(d, lambda d=d, rec=rec: d.recordings.branch(rec, 600.0), patches))
                 assert d.session.branched_from is rec
                 d.stop()
             fig["branch_s"] = cpu[1:]

@@ -49,7 +49,7 @@ def test_a_switch_to_another_world_and_back_shows_each_worlds_controls_driving_t
     gone = [card for key, card in vm_cards.items() if key not in d.controls.sections]
     assert gone and not any(card is shown for card in gone for shown in d.controls.layout.objects)
     faas = d.session.sim
-    d.controls.sections["faas"].controls  # a collapsed card's widgets, made when first asked for
+    assert d.controls.sections["faas"].controls  # a collapsed card's widgets, made when first asked for
     d.session.scenario = "default"
     d.refresh()
     new = d.session.sim
