@@ -6,6 +6,12 @@ time in Chromium from the click to the new run drawn.
 * ``reset_s`` / ``switch_s``: a served app in Chromium; Reset clicked when the old run is past twice the first frame's
   minutes, to the plot's newest time going back (the new run drawn); a switch from ``default`` to the world's plots
   with data (and back to ``default`` for the VM world). Medians over ``--repeat``, load average (1 min) beside each.
+* ``swap_cpu`` (``--swap``): the event loop's CPU (the thread's clock) of swapping a new run into the page, per world: Reset,
+  a switch to the world's scenario (from ``faas-basic`` for the VM world, else from ``default``) and Branch here (a
+  900 s recording of the world, branched at 600 s), each in an in-process Dashboard driven as when served (models in
+  a Bokeh document, open cards filled, changes held and serialized as ``PATCH-DOC`` messages). The build and the
+  re-simulation, which run off the loop when served, are not counted. Medians over ``--repeat``; ``--profile`` prints
+  cProfile's top entries over all of them.
 * ``stall_s``: the longest gap between two of the server's ticks during that Reset or switch (the event loop was busy:
   no click was answered meanwhile).
 
@@ -25,6 +31,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -155,14 +162,156 @@ def browser_figures(chromium: str, repeat: int) -> dict:
     }
 
 
+def _served(d, doc) -> None:
+    """An unserved Dashboard driven as a served one: its models in ``doc``, its open cards filled, a clock that says it is
+    served (so a new run's controls are made at once, as on a page) and ticks that run when a build is done."""
+
+    class Clock:
+        def stop(self) -> None:
+            pass
+
+    doc.add_root(d.__panel__().get_root(doc))
+    d.controls.fill()
+    d._callback = Clock()
+    d.ctx.served = lambda: True
+
+
+class _Patches:
+    """What a served session's loop pays to send a change: every model change held while an action runs, then each
+    serialized as a ``PATCH-DOC`` message (Bokeh's public protocol), as the server does when the hold ends."""
+
+    def __init__(self, doc):
+        from bokeh.protocol import Protocol
+
+        self.doc, self.protocol, self.sent = doc, Protocol(), 0
+        doc.on_change(self._patched)
+
+    def _patched(self, event) -> None:
+        from bokeh.document.events import DocumentPatchedEvent
+
+        if isinstance(event, DocumentPatchedEvent):
+            msg = self.protocol.create("PATCH-DOC", [event])
+            self.sent += len(msg.content_json)
+
+    def __enter__(self):
+        self.doc.hold("combine")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.doc.unhold()
+
+
+def swap_cpu(repeat: int, profile: bool) -> dict:
+    """Event-loop CPU (the calling thread's clock) of swapping a new run into the page, per world: Reset, a switch to the
+    world's scenario, Branch here. The builds and the branch's re-simulation, which run off the loop when served, are
+    run in this thread between the timed parts and not counted; the model changes' serialization is counted."""
+    from bokeh.document import Document
+
+    import dashboard.recordcard as recordcard
+    from dashboard.ui import Dashboard
+    from engine import Simulation, load_recording
+
+    queued: list = []
+
+    def runner(work, done, failed):
+        queued.append((work, done, failed))
+        return True
+
+    recordcard.off_loop = runner
+    prof = cProfile.Profile() if profile else None
+
+    def timed(d, action, patches) -> float:
+        """CPU of ``action`` plus the done() of each build it queued (their work untimed)."""
+        cpu = 0.0
+        steps = [action]
+        while steps:
+            step = steps.pop(0)
+            d._last_wall = time.perf_counter()  # the tick that swaps the run in simulates no wall time spent building
+            c0 = time.thread_time()
+            if prof is not None:
+                prof.enable()
+            with patches:
+                step()
+            if prof is not None:
+                prof.disable()
+            cpu += time.thread_time() - c0
+            while queued:
+                work, done, failed = queued.pop(0)
+                result = work()
+                steps.append(lambda done=done, result=result: done(result))
+        return cpu
+
+    def dashboard(name: str):
+        d = Dashboard(name)
+        doc = Document()
+        _served(d, doc)
+        d.session.runner = runner
+        for _ in range(3):
+            d._tick()
+        return d, _Patches(doc)
+
+    out: dict = {}
+    other = {"default": "faas-basic"}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in WORLDS:
+            fig: dict = {}
+            d, patches = dashboard(name)
+            fig["reset_s"] = [timed(d, d._reset, patches) for _ in range(repeat + 1)][1:]
+            d.stop()
+            d, patches = dashboard(other.get(name, "default"))
+            cpu = []
+            for _ in range(repeat + 1):
+                back = other.get(name, "default")
+                cpu.append(timed(d, lambda d=d, name=name: setattr(d.session, "scenario", name), patches))
+                timed(d, lambda d=d, back=back: setattr(d.session, "scenario", back), patches)
+            fig["switch_s"] = cpu[1:]
+            d.stop()
+            sim = Simulation(name)
+            sim.advance(900.0)
+            rec = load_recording(sim.record(Path(tmp) / f"{name}.scalelab"))
+            cpu = []
+            for _ in range(repeat + 1):
+                d, patches = dashboard(name)
+                d.recordings.warmup.submit = lambda job: None  # no warm-up: the branch is re-simulated in full, untimed
+                d.recordings.open(rec)
+                cpu.append(timed(d, lambda d=d, rec=rec: d.recordings.branch(rec, 600.0), patches))
+                assert d.session.branched_from is rec
+                d.stop()
+            fig["branch_s"] = cpu[1:]
+            out[name] = {k: round(statistics.median(v), 4) for k, v in fig.items()} | {"load": _load()}
+            print(f"swap {name}: " + ", ".join(f"{k} {v}" for k, v in out[name].items()), flush=True)
+    if prof is not None:
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(40)
+        print(text.getvalue(), flush=True)
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict:
-    return {"build_cpu": build_cpu(args.profile), "browser": browser_figures(args.chromium, args.repeat) if args.browser else {}}
+    out = {"build_cpu": build_cpu(args.profile and not args.swap)}
+    if args.swap:
+        out["swap_cpu"] = swap_cpu(args.repeat, args.profile)
+    out["browser"] = browser_figures(args.chromium, args.repeat) if args.browser else {}
+    return out
+
+
+def export_ref(ref: str, into: Path) -> Path:
+    """The tree of git ``ref`` (a branch or a commit) in ``into`` (``git archive``): the peer measured beside this one."""
+    if ref == "main":
+        return export_main(into)
+    archive = into / "peer.tar"
+    subprocess.run(["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", "--format=tar", "-o", str(archive), ref], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "peer", filter="data")
+    return into / "peer"
 
 
 def run_peer(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        where = export_main(Path(tmp))
+        where = export_ref(args.peer, Path(tmp))
         cmd = [sys.executable, __file__, "--measure-only", "--repeat", str(args.repeat)] + (["--browser"] if args.browser else [])
+        cmd += ["--swap"] if args.swap else []
+        cmd += ["--profile"] if args.profile else []
         env = {**os.environ, "PYTHONPATH": str(where)}
         done = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True, timeout=3600)
         print(done.stdout, flush=True)
@@ -181,7 +330,8 @@ def main() -> None:
         action="store_true",
         help="also Reset and switch in Chromium (not yet seen to finish: at load 14-20 its first wait timed out)",
     )
-    ap.add_argument("--peer", choices=["main"], default=None, help="the same on the main branch's tree, right after")
+    ap.add_argument("--peer", default=None, help="the same on this git ref's tree (main, integ, a commit), right after")
+    ap.add_argument("--swap", action="store_true", help="also the event loop's CPU of Reset, switch and Branch here per world")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)  # the peer's subprocess
     args = ap.parse_args()

@@ -103,6 +103,7 @@ class FaultCard:
         s = self.ctx.session
         if s.sim is None:
             return
+        rows = None
         if s.world != self._world:
             self._world = s.world
             self.buttons, self.inputs, rows = {}, {}, []
@@ -114,18 +115,19 @@ class FaultCard:
                 self.buttons[fault.kind] = button
                 widgets = [self._input(fault.kind, arg) for arg in fault.args]
                 rows.append(pn.Row(*widgets, button, sizing_mode="stretch_width") if widgets else button)
-            self.card[:] = rows
         kinds = s.sim.fault_kinds
         for fault in s.view.faults:
-            button = self.buttons[fault.kind]
             no_cluster = fault.needs_cluster and not s.has_cluster
-            button.disabled = fault.kind not in kinds or no_cluster
             if no_cluster:
-                button.description = "Disabled: this scenario has no cluster, so there is no node to fail."
+                description = "Disabled: this scenario has no cluster, so there is no node to fail."
             elif fault.kind not in kinds:
-                button.description = f"Disabled: this run's world has no {fault.kind} fault."
+                description = f"Disabled: this run's world has no {fault.kind} fault."
             else:
-                button.description = kinds[fault.kind]
+                description = kinds[fault.kind]
+            # unchanged values send nothing; new buttons get theirs before they join the page (a tooltip is a model)
+            self.buttons[fault.kind].param.update(disabled=fault.kind not in kinds or no_cluster, description=description)
+        if rows is not None:
+            self.card[:] = rows
 
     def _input(self, kind: str, arg: Any) -> Any:
         if arg.kind == "node":

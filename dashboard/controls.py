@@ -334,6 +334,16 @@ class SectionControls:
         """Send ``values`` (e.g. a preset) to the engine as one change; the controls follow."""
         return self._send(dict(values), None)
 
+    def rebind(self, live: Section) -> None:
+        """A new run's section of the same class: the same widgets now show and change ``live`` (nothing is sent)."""
+        if type(live) is not type(self.live):
+            raise TypeError(f"{self.key}: controls of {type(self.live).__name__} cannot show a {type(live).__name__}")
+        self.live = live
+        for c in (self._controls or {}).values():
+            c.hide_message()  # a refusal of the old run's is no longer news
+        self.alert.visible = False
+        self.sync()
+
     def sync(self) -> None:
         """Show the engine's values in every control and in ``copy``."""
         values = self.live.values()

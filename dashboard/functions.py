@@ -268,6 +268,7 @@ class FunctionsView:
         self.heatmap = ReplicaHeatmap(f"{prefix}-replica-heatmap")
         self.table = pn.pane.DataFrame(pd.DataFrame(), sizing_mode="stretch_width", index=False, css_classes=["function-kpis"])
         self.controls = pn.Row(sizing_mode="stretch_width")
+        self._control_cards: dict[tuple, tuple[SectionControls, pn.Card]] = {}  # by (slot, class, scaler): kept across runs
         self.note = pn.pane.Markdown("", visible=False)
         # shown with its first grid (a Column's visibility: a Bokeh pane syncs its figure's properties when its own change)
         self.heatmap_pane = pn.Column(
@@ -353,18 +354,29 @@ class FunctionsView:
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:
-        """Live controls for every function slot of the run: its common knobs and its scaler's targets."""
+        """Live controls for every function slot of the run: its common knobs and its scaler's targets. A slot of the same
+        class and scaler as one shown before keeps its card and widgets, pointed at the new run's section (they show and
+        change the new run); the row of cards changes only when the run's slots do."""
         cards = []
         self.section_controls: dict[str, SectionControls] = {}
         for key, section in sections.items():
             if not is_function_slot(key):
                 continue
-            ctl = SectionControls(section, apply, key, scope="fn")
-            self.section_controls[key] = ctl
-            names = COMMON_CONTROLS + SCALER_CONTROLS.get(section.scaler, [])
+            pooled = (key, type(section), section.scaler)
             title = f"{section.label} ({section.scaler})"
-            cards.append(pn.Card(ctl.alert, ctl.panel(names), title=title, sizing_mode="stretch_width", margin=(4, 4)))
-        self.controls[:] = cards
+            if pooled in self._control_cards and self._control_cards[pooled][0].apply == apply:
+                ctl, card = self._control_cards[pooled]
+                ctl.rebind(section)
+                card.title = title  # another scenario may name the slot's function differently
+            else:
+                ctl = SectionControls(section, apply, key, scope="fn")
+                names = COMMON_CONTROLS + SCALER_CONTROLS.get(section.scaler, [])
+                card = pn.Card(ctl.alert, ctl.panel(names), title=title, sizing_mode="stretch_width", margin=(4, 4))
+                self._control_cards[pooled] = (ctl, card)
+            self.section_controls[key] = ctl
+            cards.append(card)
+        if list(self.controls.objects) != cards:
+            self.controls[:] = cards
 
     @classmethod
     def from_frames(cls, frames: dict[str, pd.DataFrame]) -> FunctionsView:

@@ -7,6 +7,7 @@ hidden; the scheduler card has weight presets; the controller's extensions say w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import panel as pn
@@ -36,9 +37,27 @@ def scheduler_presets(section: Any) -> dict[str, dict[str, Any]]:
     return {name.capitalize(): type(section).preset(name) for name in SCHEDULER_PRESETS}
 
 
+@dataclass
+class _Card:
+    """One section's card and controls, kept across runs whose section has the same class (and the same fixed names)."""
+
+    ctl: SectionControls
+    card: pn.Card
+    in_policy: bool  # inside the policy card, under its selector
+    body: list[Any] = field(default_factory=list)  # the widgets, once the card was filled
+
+    @property
+    def filled(self) -> bool:
+        return bool(self.body)
+
+
 class LiveControls:
     """All generated section controls of one session: the chosen policy's parameters inside the policy card,
-    controls that the chosen policy does not read hidden, scheduler presets, the controller's gated extensions."""
+    controls that the chosen policy does not read hidden, scheduler presets, the controller's gated extensions.
+
+    A new run (a reset, another scenario, a branch) keeps the cards and widgets of every section whose class it shares
+    with a run shown before: they are pointed at the new run's sections and show its values (:meth:`rebind`); only a
+    section never seen gets new widgets, and the sidebar's list of cards changes only when the sections do."""
 
     def __init__(
         self,
@@ -51,85 +70,117 @@ class LiveControls:
     ):
         self.session = session
         self.deferred = defer  # open cards stay empty until fill() (a page's first frame comes sooner)
-        live = session.sim.sections
+        self.only = sections
+        self.collapsed_all = collapsed_all
+        self.scope = scope
+        self._on_applied = on_applied
+        self._pool: dict[tuple, _Card] = {}  # every card made so far, by (key, section class, fixed names, placement)
+        self._shown: dict[str, _Card] = {}  # the live run's, by section key, in the sidebar's order
+        self.layout = pn.Column(sizing_mode="stretch_width", margin=0)
+        self.rebind()
+
+    @property
+    def sections(self) -> dict[str, SectionControls]:
+        """The live run's section controls, by section key."""
+        return {key: entry.ctl for key, entry in self._shown.items()}
+
+    @property
+    def cards(self) -> dict[str, pn.Card]:
+        """The sidebar's cards, by section key (a policy's own section is in :attr:`policy_cards`)."""
+        return {key: entry.card for key, entry in self._shown.items() if not entry.in_policy}
+
+    @property
+    def policy_cards(self) -> dict[str, pn.Card]:
+        """The chosen policy's own sections' cards, inside the policy card."""
+        return {key: entry.card for key, entry in self._shown.items() if entry.in_policy}
+
+    @property
+    def filled(self) -> set[str]:
+        """Sections whose card holds its widgets."""
+        return {key for key, entry in self._shown.items() if entry.filled}
+
+    def rebind(self) -> None:
+        """Show the session's run: every control on the new run's sections, showing its values. A section of a class
+        shown before keeps its card and widgets (a change made with them goes to the new run); a new one gets a card;
+        those the run does not have leave the sidebar."""
+        s = self.session
+        if s.sim is None:
+            return
+        live = s.sim.sections
         order = [k for k, _, _ in SECTION_CARDS]
         keys = [k for k in order if k in live] + [k for k in live if k not in order]
-        fixed = set(session.fixed_sections())  # whole sections, or single "section.name" parameters
-        keys = [k for k in keys if k not in NOT_LIVE | fixed and not is_function_slot(k) and (sections is None or k in sections)]
+        fixed = set(s.fixed_sections())  # whole sections, or single "section.name" parameters
+        keys = [k for k in keys if k not in NOT_LIVE | fixed and not is_function_slot(k) and (self.only is None or k in self.only)]
+        self.policy_key = "policy" if "policy" in keys else None
         titles = {k: (t, c) for k, t, c in SECTION_CARDS}
-        self.sections: dict[str, SectionControls] = {}
+        shown: dict[str, _Card] = {}
         for key in keys:
             exclude = tuple(name for name in live[key].values() if f"{key}.{name}" in fixed)
-            self.sections[key] = SectionControls(live[key], session.apply, key, exclude=exclude, scope=scope, on_applied=self._applied)
-        self._on_applied = on_applied
-        self.policy_key = "policy" if "policy" in self.sections else None
-        self.policy_cards: dict[str, pn.Card] = {}
-        self._fills: list[Callable[[], None]] = []
-        self.filled: set[str] = set()  # sections whose card holds its widgets
-        self.cards: dict[str, pn.Card] = {}
-        for key in keys:
+            in_policy = bool(self.policy_key) and key != self.policy_key and policies_reading(key) is not None
             title, collapsed = titles.get(key, (self._declared_title(key) or (key.upper() if len(key) <= 4 else key.capitalize()), True))
-            if self.policy_key and key != self.policy_key and policies_reading(key) is not None:
+            title = f"{title} parameters" if in_policy else title
+            pooled = (key, type(live[key]), exclude, in_policy)
+            entry = self._pool.get(pooled)
+            if entry is None:
+                ctl = SectionControls(live[key], s.apply, key, exclude=exclude, scope=self.scope, on_applied=self._applied)
                 # a policy's own section opens inside the policy card, right under the selector (built when first shown)
-                self.policy_cards[key] = self._card(key, f"{title} parameters", collapsed=False, visible=False)
+                card = self._card(ctl, title, collapsed=False if in_policy else collapsed or self.collapsed_all, visible=not in_policy)
+                entry = self._pool[pooled] = _Card(ctl, card, in_policy)
+                self._watch_fill(entry)
             else:
-                self.cards[key] = self._card(key, title, collapsed=collapsed or collapsed_all)
+                entry.ctl.rebind(live[key])
+                entry.card.title = title  # a node group's card names the new run's group
+            shown[key] = entry
+        self._shown = shown
         if self.policy_key:
-            self.cards[self.policy_key].extend(self.policy_cards.values())
+            self._nest_policy_cards()
             self._show_policy(live[self.policy_key].kind)
-        self.layout = pn.Column(*self.cards.values(), sizing_mode="stretch_width", margin=0)
+        for entry in shown.values():
+            self._fill(entry)
+        if "controller" in shown and shown["controller"].filled:
+            self._gate_extensions(shown["controller"].ctl)
+        cards = list(self.cards.values())
+        if list(self.layout.objects) != cards:  # the same sections: the sidebar keeps its models, only values change
+            self.layout.objects = cards
 
-    def rebind(self) -> bool:
-        """A new run (a reset): point every control at the new run's sections and show their values.
-
-        False (nothing changed) when the new run's sections are not of the same classes: the controls must be rebuilt.
-        """
-        live = self.session.sim.sections if self.session.sim is not None else {}
-        if any(key not in live or type(live[key]) is not type(ctl.live) for key, ctl in self.sections.items()):
-            return False
-        for key, ctl in self.sections.items():
-            ctl.live = live[key]
-            ctl.sync()
-            title = self._declared_title(key)
-            if title and key in self.cards:
-                self.cards[key].title = title  # a node group's card names the new run's group
-        if "controller" in self.sections and self.sections["controller"].built:
-            self._gate_extensions(self.sections["controller"])
-        if self.policy_key:
-            self._show_policy(live[self.policy_key].kind)
-        return True
+    def _nest_policy_cards(self) -> None:
+        entry = self._shown[self.policy_key]
+        objects = [entry.ctl.alert, *entry.body, *self.policy_cards.values()]
+        if list(entry.card.objects) != objects:
+            entry.card.objects = objects
 
     def _declared_title(self, key: str) -> str | None:
         """The card title the run's world declares for section ``key`` (e.g. a node group's, with its name)."""
         sim = self.session.sim
         return self.session.view.section_title(key, sim.sections[key].values()) if sim is not None else None
 
-    def _card(self, key: str, title: str, collapsed: bool, visible: bool = True) -> pn.Card:
+    @staticmethod
+    def _card(ctl: SectionControls, title: str, collapsed: bool, visible: bool = True) -> pn.Card:
         """A section's card; its controls are made when it is first opened (or shown), not before."""
-        ctl = self.sections[key]
-        card = pn.Card(ctl.alert, title=title, collapsed=collapsed, visible=visible, sizing_mode="stretch_width", margin=(4, 0))
+        return pn.Card(ctl.alert, title=title, collapsed=collapsed, visible=visible, sizing_mode="stretch_width", margin=(4, 0))
 
-        def fill(*events: Any) -> None:  # a card opened or shown (an event) fills at once; one open from the start waits
-            if key in self.filled or (self.deferred and not events) or card.collapsed or not card.visible:
-                return
-            self.filled.add(key)
-            body: list[Any] = [self._presets_row(ctl)] if key == "scheduler" else []
-            body.append(ctl.panel())
-            card.objects = [card.objects[0], *body, *card.objects[1:]]  # under the section's message, above policy cards
+    def _watch_fill(self, entry: _Card) -> None:
+        entry.card.param.watch(lambda *events: self._fill(entry, opened=True), ["collapsed", "visible"])
+
+    def _fill(self, entry: _Card, opened: bool = False) -> None:
+        """A card opened or shown (``opened``) fills at once; one open from the start waits for :meth:`fill`."""
+        card, ctl = entry.card, entry.ctl
+        if entry.filled or (self.deferred and not opened) or card.collapsed or not card.visible:
+            return
+        key = ctl.key
+        entry.body = [self._presets_row(ctl)] if key == "scheduler" else []
+        entry.body.append(ctl.panel())
+        card.objects = [card.objects[0], *entry.body, *card.objects[1:]]  # under the section's message, above policy cards
+        if self._shown.get(key) is entry:
             self._show_policy_in(key)
             if key == "controller":
                 self._gate_extensions(ctl)
 
-        card.param.watch(fill, ["collapsed", "visible"])
-        self._fills.append(fill)
-        fill()
-        return card
-
     def fill(self) -> None:
         """Give every open card its widgets now (cards made with ``defer``); a collapsed card still waits to be opened."""
         self.deferred = False
-        for fill in self._fills:
-            fill()
+        for entry in self._shown.values():
+            self._fill(entry)
 
     def _applied(self, changes: dict[str, Any]) -> None:
         if self.policy_key and f"{self.policy_key}.kind" in changes:
@@ -148,7 +199,7 @@ class LiveControls:
             self._show_policy_in(key)
 
     def _show_policy_in(self, key: str) -> None:
-        ctl, policy = self.sections[key], getattr(self, "_policy", None)
+        ctl, policy = self._shown[key].ctl, getattr(self, "_policy", None)
         if policy is None or not ctl.built:
             return
         for control in ctl.controls.values():

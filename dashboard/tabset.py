@@ -39,11 +39,13 @@ class TabSet:
         for spec in shown:
             self.specs[spec.title] = spec
             self.holders.setdefault(spec.title, pn.Column(sizing_mode="stretch_width", css_classes=[f"tab-{spec.title.lower()}"]))
-        self.titles = [spec.title for spec in shown]
+        titles = [spec.title for spec in shown]
         self._building = True
         try:
-            self.tabs[:] = [(t, self.holders[t]) for t in self.titles]
-            self.tabs.active = self.titles.index(active) if active in self.titles else 0
+            if titles != self.titles or not len(self.tabs):  # the same tabs (a reset, a branch in the same world): kept as they are
+                self.titles = titles
+                self.tabs[:] = [(t, self.holders[t]) for t in titles]
+            self.tabs.active = titles.index(active) if active in titles else 0
         finally:
             self._building = False
         self.ensure(self.active)

@@ -65,8 +65,7 @@ class Dashboard(pn.viewable.Viewer):
         self.run_card = RunCard(ctx, on_step=self._step, on_reset=self._reset)
         self.fault_card = FaultCard(ctx, on_injected=self._mark_urgent)
         self.controls = LiveControls(s, on_applied=self._applied, defer=True)  # open cards filled at start (after first paint)
-        self._controls_scenario = self._drawn_scenario = s.scenario
-        self._controls_stale = False
+        self._drawn_scenario = s.scenario
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
         self.sidebar = pn.Column(
             self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder, sizing_mode="stretch_width", margin=0
@@ -376,10 +375,10 @@ class Dashboard(pn.viewable.Viewer):
     def _session_rebuilt(self, event: Any) -> None:
         """Reset, replay or scenario switch: the next tick draws the new run (inside one held update)."""
         self.loop.new_run = True
-        # a reset: the same controls on the new run's sections (at once: a change made before the next tick must show
-        # the new run's value); a new scenario or a recording gets new controls when the run is swapped in
-        if self.session.scenario != self._controls_scenario or not self.controls.rebind():
-            self._controls_stale = True
+        # the controls on the new run's sections at once (a change made before the next tick goes to the new run): those
+        # of a section class shown before are kept, only their values change (a new world's sections get new cards)
+        with pn.io.hold():
+            self.controls.rebind()
         self.loop.mark_urgent()
 
     def adopt_run(self) -> None:
@@ -397,8 +396,6 @@ class Dashboard(pn.viewable.Viewer):
             return
         if "run_view" in self.ctx.parts.made:
             self.run_view.sample_interval = s.sim.sections["run"].sample_interval
-        if s.scenario != self._controls_scenario or self._controls_stale:
-            self._rebuild_controls()
         for view in self.tabset.views.values():
             view.clear()
         self.tabset.arrange()
@@ -409,12 +406,6 @@ class Dashboard(pn.viewable.Viewer):
             self._warm(s)
         self.loop.poll_and_push()
         self._update_link()
-
-    def _rebuild_controls(self) -> None:
-        self._controls_scenario = self.session.scenario
-        self._controls_stale = False
-        self.controls = LiveControls(self.session, on_applied=self._applied, defer=not self.ctx.served())
-        self.controls_holder[:] = [self.controls.layout]
 
     def _tab_changed(self) -> None:
         self.loop.mark_urgent()
@@ -441,7 +432,7 @@ class Dashboard(pn.viewable.Viewer):
         if self.loop.new_run:  # another scenario or seed: its tabs now, so that the link's tab can be shown
             self.adopt_run()
         if result.changed_params:
-            self._rebuild_controls()
+            self.controls.rebind()  # the link's values in the controls
         self._link_applied(result)
 
     def _link_applied(self, result: LinkResult) -> None:

@@ -1,0 +1,108 @@
+"""A new run swapped into the page keeps the controls of the sections it shares with the old one: the same widgets now
+show and change the NEW run (never the old one); a world's own sections get their own cards and leave with it; a
+scenario with other functions gets its own per-function cards. In process, no browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dashboard.ui import Dashboard
+from engine import Simulation, load_recording
+
+
+def ticked(d: Dashboard, n: int = 3) -> Dashboard:
+    for _ in range(n):
+        d.session.tick(0.5, budget=10.0)
+        d.refresh()
+    return d
+
+
+def cap_control(d: Dashboard):
+    return d.controls.sections["autoscaler"].controls["MAX_WORKERS"]
+
+
+def test_after_a_reset_the_same_control_shows_and_changes_the_new_run_only():
+    d = ticked(Dashboard("default"))
+    d.session.apply({"autoscaler.MAX_WORKERS": 9})
+    d.controls.sections["autoscaler"].sync()
+    control, old = cap_control(d), d.session.sim
+    d._reset()
+    d.refresh()
+    new = d.session.sim
+    assert new is not old and cap_control(d) is control  # kept: not made again
+    assert control.entry.value == 9 == new.sections["autoscaler"].MAX_WORKERS  # the change made so far, shown
+    control.entry.value = 11
+    assert new.sections["autoscaler"].MAX_WORKERS == 11 and old.sections["autoscaler"].MAX_WORKERS == 9
+    assert d.controls.sections["autoscaler"].live is new.sections["autoscaler"]
+    d.stop()
+
+
+def test_a_switch_to_another_world_and_back_shows_each_worlds_controls_driving_the_new_run():
+    d = ticked(Dashboard("default"))
+    vm_cards = d.controls.cards
+    control = cap_control(d)
+    d.session.scenario = "faas-basic"
+    d.refresh()
+    assert "autoscaler" not in d.controls.sections  # the VM world's controls left with it
+    assert set(d.controls.cards) == {"scheduler", "hpa", "kpa", "keda", "faas", "function_faults"} - set(d.controls.policy_cards)
+    assert all(card in d.controls.layout.objects for card in d.controls.cards.values())
+    gone = [card for key, card in vm_cards.items() if key not in d.controls.sections]
+    assert gone and not any(card is shown for card in gone for shown in d.controls.layout.objects)
+    faas = d.session.sim
+    assert d.controls.sections["faas"].controls  # a collapsed card's widgets, made when first asked for
+    d.session.scenario = "default"
+    d.refresh()
+    new = d.session.sim
+    assert cap_control(d) is control and control.entry.value == new.sections["autoscaler"].MAX_WORKERS
+    control.entry.value = 13
+    assert new.sections["autoscaler"].MAX_WORKERS == 13
+    assert "autoscaler" not in faas.sections
+    assert [c for c in d.controls.layout.objects] == list(d.controls.cards.values())
+    d.stop()
+
+
+def test_a_branch_keeps_the_controls_and_they_change_the_branch_not_the_live_run_before(tmp_path: Path):
+    sim = Simulation("default")
+    sim.advance(900.0)
+    rec = load_recording(sim.record(tmp_path / "default.scalelab"))
+    d = ticked(Dashboard("default"))
+    control, before = cap_control(d), d.session.sim
+    d.recordings.open(rec)
+    d.recordings.branch(rec, 600.0)  # unserved: made at once
+    branch = d.session.sim
+    assert d.session.branched_from is rec and branch is not before
+    assert cap_control(d) is control and control.entry.value == branch.sections["autoscaler"].MAX_WORKERS
+    was = before.sections["autoscaler"].MAX_WORKERS
+    control.entry.value = was + 3
+    assert branch.sections["autoscaler"].MAX_WORKERS == was + 3 and before.sections["autoscaler"].MAX_WORKERS == was
+    d.stop()
+
+
+def _function_cards(d: Dashboard) -> dict[str, object]:
+    tab = d.tabset.views["Functions"]
+    return {key: ctl for key, ctl in tab.view.section_controls.items()}
+
+
+def test_per_function_cards_are_kept_across_a_reset_and_a_scenario_with_other_functions_gets_its_own():
+    d = ticked(Dashboard("faas-basic"))
+    tab = d.tabset.views["Functions"]
+    before, cards = _function_cards(d), list(tab.view.controls.objects)
+    old = d.session.sim
+    d._reset()
+    ticked(d, 1)
+    new = d.session.sim
+    assert _function_cards(d) == before and list(tab.view.controls.objects) == cards  # the same widgets and cards
+    ctl = before["fn1"]
+    assert ctl.live is new.sections["fn1"]
+    ctl.controls["max_replicas"].entry.value = 7
+    assert new.sections["fn1"].max_replicas == 7 and old.sections["fn1"].max_replicas != 7
+    d.session.scenario = "faas-edge"
+    ticked(d, 1)
+    sections = d.session.sim.sections
+    slots = {k for k in sections if k.startswith("fn") and k[2:].isdigit()}
+    assert set(_function_cards(d)) == slots
+    titles = [card.title for card in tab.view.controls.objects]
+    assert titles == [f"{sections[k].label} ({sections[k].scaler})" for k in sections if k in slots]
+    for key, ctl in _function_cards(d).items():
+        assert ctl.live is sections[key]
+    d.stop()
