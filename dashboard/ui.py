@@ -220,22 +220,26 @@ class Dashboard(pn.viewable.Viewer):
     def stop(self, clear_plots: bool = True) -> None:
         """Stop the clock and let go of the simulations and every plot's data (the browser tab is gone).
 
-        ``clear_plots=False`` when the server is destroying the session: its document goes with it."""
+        ``clear_plots=False`` when the server is destroying the session: its document goes with it. Served, from any
+        thread: the letting go runs on the session's loop under its lock, after a tick that may be running there."""
         self._stopped = True
         if self._callback is not None:
             self._callback.stop()
             self._callback = None
+        doc, self._doc = (self._doc, None) if clear_plots else (None, self._doc)
+        if doc is not None and doc.session_context is not None:
+            with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
+                doc.add_next_tick_callback(lambda: self._let_go(clear_plots=True))
+                return
+            clear_plots = False
+        self._let_go(clear_plots)
+
+    def _let_go(self, clear_plots: bool) -> None:
         for view in self.tabset.views.values():
             view.close()
         self.session.release()
-        if not clear_plots:
-            return
-        doc, self._doc = self._doc, None
-        if doc is None:  # not served (a notebook, a test): clear now
+        if clear_plots:
             self._clear_page()
-        elif doc.session_context is not None:  # served: its models change only under its lock, on its loop (from any thread)
-            with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
-                doc.add_next_tick_callback(self._clear_page)
 
     def _clear_page(self) -> None:
         for view in self.tabset.views.values():
