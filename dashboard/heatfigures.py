@@ -63,9 +63,10 @@ def _set(obj: Any, **values: Any) -> None:
 
 
 def _ticks(axis: Any, ticks: list[tuple[float, str]]) -> None:
+    """Ticks at ``ticks`` (position, label), set in place on the axis's own ``FixedTicker`` (no model is made)."""
     positions = [float(p) for p, _ in ticks]
-    if list(getattr(axis.ticker, "ticks", None) or []) != positions or not isinstance(axis.ticker, FixedTicker):
-        axis.ticker = FixedTicker(ticks=positions)
+    if list(axis.ticker.ticks) != positions:
+        axis.ticker.ticks = positions
     overrides = {float(p): str(t) for p, t in ticks}
     if dict(axis.major_label_overrides) != overrides:
         axis.major_label_overrides = overrides
@@ -100,6 +101,7 @@ class PlacementFigure:
         fig.grid.visible = False
         fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
         fig.xaxis.ticker = _time_ticker()
+        fig.yaxis.ticker = FixedTicker(ticks=[])
         glyph = fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.image, color_mapper=self.mapper)
         fig.hspan(y="y", source=self.edges, line_color="white", line_width=1.5)
         self.bar = ColorBar(color_mapper=self.mapper, title="replicas", width=10)
@@ -200,6 +202,8 @@ class ScoreFigure:
         )
         fig.grid.visible = False
         fig.xaxis.major_label_orientation = math.radians(30)
+        fig.xaxis.ticker = FixedTicker(ticks=[])
+        fig.yaxis.ticker = FixedTicker(ticks=[])
         fig.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.image, color_mapper=self.mapper)
         fig.text(
             x="x",
