@@ -152,6 +152,12 @@ class PlacementFigure:
 
 # -- scores: nodes x priorities of one decision -----------------------------------------------------------------------
 CELL_COLUMNS = ("x0", "y0", "x1", "y1", "x", "y", "text", "ink", *hover_columns())
+TEXT_COLUMNS = ("text", "ink", "node", "priority")
+
+
+def _no_cells() -> dict[str, np.ndarray]:
+    """No cell: string columns empty as strings (an empty float "ink" column is an invalid colour array in BokehJS)."""
+    return {c: np.array([], dtype=object) if c in TEXT_COLUMNS else np.zeros(0) for c in CELL_COLUMNS}
 
 
 def _cells(grid: ScoreGrid) -> dict[str, np.ndarray]:
@@ -186,7 +192,7 @@ class ScoreFigure:
 
     def __init__(self, name: str):
         self.image = ColumnDataSource(_empty_image(), name=f"{name}-image")
-        self.cells = ColumnDataSource({c: np.zeros(0) for c in CELL_COLUMNS}, name=f"{name}-cells")
+        self.cells = ColumnDataSource(_no_cells(), name=f"{name}-cells")
         self.outline = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})
         self.mapper = LinearColorMapper(palette="Viridis256", low=0.0, high=1.0)
         fig = figure(
@@ -235,7 +241,7 @@ class ScoreFigure:
     def clear(self) -> None:
         """No decision: an empty grid."""
         replace(self.image, _empty_image())
-        replace(self.cells, {c: np.zeros(0) for c in CELL_COLUMNS})
+        replace(self.cells, _no_cells())
         replace(self.outline, {"left": [], "right": [], "bottom": [], "top": []})
         _set(self.figure.title, text=self.EMPTY_TITLE)
 
