@@ -94,6 +94,7 @@ def test_the_score_heatmap_hovers_node_priority_and_scores_and_redraws_only_a_ch
     assert heat.winner.glyph.line_dash == "dashed"
     heat.clear()
     assert heat.figure.title.text == ScoreFigure.EMPTY_TITLE and len(heat.cells.data["node"]) == 0
+    assert all(heat.cells.data[c].dtype == object for c in ("text", "ink", "node", "priority"))  # BokehJS: strings, not floats
 
 
 def test_a_score_heatmap_of_one_node_or_one_priority_has_bounds_of_one_cell(run):
