@@ -85,10 +85,9 @@ class PlacementView(pn.viewable.Viewer):
         lo = max(0.0, now - self.span) if start is None else start
         self.times = np.linspace(lo, max(now, lo + 1.0), HEATMAP_COLUMNS)
         self._dirty = False
+        # the figure's own height fits the nodes (set in draw); the pane's is not changed: setting a Bokeh pane's layout
+        # parameter after it is shown makes Panel re-sync its properties and fail on the figure's stylesheets
         self.heat.draw(self.nodes, self.deltas, self.times, self.metric.value)
-        height = plots.placement_height(self.nodes)
-        if self.plot.min_height != height:
-            self.plot.min_height = height
 
     def grid(self) -> np.ndarray:
         """The grid on screen (display rows x columns)."""
