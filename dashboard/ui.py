@@ -227,11 +227,12 @@ class Dashboard(pn.viewable.Viewer):
             self._callback.stop()
             self._callback = None
         doc, self._doc = (self._doc, None) if clear_plots else (None, self._doc)
-        if doc is not None and doc.session_context is not None:
-            with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
-                doc.add_next_tick_callback(lambda: self._let_go(clear_plots=True))
-                return
-            clear_plots = False
+        if doc is not None:  # served
+            if doc.session_context is not None:
+                with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
+                    doc.add_next_tick_callback(lambda: self._let_go(clear_plots=True))
+                    return
+            clear_plots = False  # the session is gone, and its page with it
         self._let_go(clear_plots)
 
     def _let_go(self, clear_plots: bool) -> None:
