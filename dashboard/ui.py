@@ -238,9 +238,14 @@ class Dashboard(pn.viewable.Viewer):
     def _let_go(self, clear_plots: bool) -> None:
         for view in self.tabset.views.values():
             view.close()
-        self.session.release()
         if clear_plots:
+            self.session.release()
             self._clear_page()
+            return
+        # the page is gone: the session's last changes (playing off, stopped) must reach no widget, since a widget
+        # linked to it would schedule its update on a server loop that may be closed already ("Event loop is closed")
+        with param.parameterized.discard_events(self.session):
+            self.session.release()
 
     def _clear_page(self) -> None:
         for view in self.tabset.views.values():

@@ -51,8 +51,7 @@ def served(page, caplog):
     (clearing its page) after the server is gone."""
     import logging
 
-    from panel.io.state import state
-    from served import serve_component
+    from served import serve_component, stop_servers
 
     from dashboard.ui import Dashboard
 
@@ -69,7 +68,7 @@ def served(page, caplog):
 
     messages, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
     yield page, port, made, caplog, messages
-    state.kill_all_servers()
+    stop_servers()
     for d in made:
         d.stop()  # from this thread, the server gone: must not raise
     assert remote_requests(requests) == [], "requests left the machine"

@@ -11,9 +11,8 @@ import logging
 from urllib.parse import urlparse
 
 import pytest
-from panel.io.state import state
 from playwright.sync_api import expect
-from served import serve_component, wait_until
+from served import serve_component, stop_servers, wait_until
 
 from dashboard.ui import Dashboard
 from dashboard.views import WINDOW
@@ -111,7 +110,7 @@ def served(page, caplog):
     served.wait_for_data(["ts-queue"])
     served.dashboard = made[0]
     yield served
-    state.kill_all_servers()  # first: no tick can then run while the sessions are stopped from this thread
+    stop_servers()  # first: no tick can then run while the sessions are stopped from this thread
     for d in made:
         d.stop(clear_plots=False)
 

@@ -4,9 +4,8 @@ tables, and a per-function slider changes the engine live (the deployment is bou
 from __future__ import annotations
 
 import pytest
-from panel.io.state import state
 from playwright.sync_api import expect
-from served import GUARD_MS, serve_component, wait_until
+from served import GUARD_MS, serve_component, stop_servers, wait_until
 
 from dashboard.ui import Dashboard
 
@@ -44,7 +43,7 @@ def served_functions(page):
 
     messages, port = serve_component(page, app, check_unused_sessions_milliseconds=500, unused_session_lifetime_milliseconds=1000)
     yield page, made[0], messages
-    state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
+    stop_servers()  # first: no tick runs while the sessions are stopped from this thread
     for d in made:
         d.stop(clear_plots=False)
 

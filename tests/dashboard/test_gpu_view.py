@@ -7,9 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from panel.io.state import state
 from playwright.sync_api import expect
-from served import GUARD_MS, serve_component
+from served import GUARD_MS, serve_component, stop_servers
 
 from dashboard.gpu import SOURCE_NAME, GpuDeviceView
 from dashboard.ui import Dashboard
@@ -93,6 +92,6 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
         page.screenshot(path=str(artifacts / "dashboard-gpu-devices.png"), full_page=True)
         assert not [m.text for m in messages if m.type == "error"]
     finally:
-        state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
+        stop_servers()  # first: no tick runs while the sessions are stopped from this thread
         for d in made:
             d.stop(clear_plots=False)

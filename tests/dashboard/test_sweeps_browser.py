@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from panel.io.state import state
 from playwright.sync_api import expect
-from served import GUARD_MS, panel_serve, serve_component, wait_until
+from served import GUARD_MS, panel_serve, serve_component, stop_servers, wait_until
 
 from dashboard.sweeps import EXPLORERS
 from dashboard.ui import Dashboard
@@ -73,7 +72,7 @@ def served(page, sweep_dirs):
 
     messages, _ = serve_component(page, app)
     yield page, made[0], messages, out
-    state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
+    stop_servers()  # first: no tick runs while the sessions are stopped from this thread
     for d in made:
         d.stop(clear_plots=False)
     for e in list(EXPLORERS):
@@ -178,7 +177,7 @@ def test_the_sweeps_tab_with_its_plots_fits_the_window_at_1400_and_1024_px_wide(
             wait_until(lambda: page.evaluate(JS_OVERFLOW) == [], page, timeout=GUARD_MS)
     finally:
         print("overflowing:", page.evaluate(JS_OVERFLOW))
-        state.kill_all_servers()  # first: no tick runs while the sessions are stopped from this thread
+        stop_servers()  # first: no tick runs while the sessions are stopped from this thread
         for d in made:
             d.stop(clear_plots=False)
         for e in list(EXPLORERS):

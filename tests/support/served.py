@@ -109,6 +109,19 @@ def serve_component(page: Any, app: Any, suffix: str = "", wait: bool = True, **
     return messages, port
 
 
+def stop_servers() -> None:
+    """Stop every server ``serve_component`` started and wait until their threads have ended (their event loops
+    closed). ``pn.state.kill_all_servers()`` only asks: a teardown right after it raced the loop's closing, and what
+    it then did from the test's thread behaved differently from run to run. After this, the servers are gone for sure."""
+    from panel.io.threads import StoppableThread
+
+    threads = [t for t in threading.enumerate() if isinstance(t, StoppableThread)]
+    pn.state.kill_all_servers()
+    for t in threads:
+        t.join(GUARD_MS / 1000)
+        assert not t.is_alive(), f"server thread {t.name} did not end"
+
+
 class Lines:
     """The lines a process prints, read on a thread so that a wait can give up."""
 
