@@ -25,9 +25,9 @@ def pod(name: str, cpu: int = 1500, memory_gib: float = 1.0) -> Pod:
 class World:
     """A base node, the groups' nodes, a scheduler, and the autoscaler over them."""
 
-    def __init__(self, groups: list[dict], seed: int = 0, base_cpu: int = 1000, **params):
+    def __init__(self, groups: list[dict], seed: int = 0, base_cpu: int = 1000, base_memory: int = 2 * GiB, **params):
         self.groups = [NodeGroupParams(**g) for g in groups]
-        base = [NodeSpec("base-0", base_cpu, 2 * GiB, {ARCH: "amd64"})]
+        base = [NodeSpec("base-0", base_cpu, base_memory, {ARCH: "amd64"})]
         self.cluster = Cluster(base + group_node_specs(self.groups), ContainerRegistry({IMAGE: {"amd64": 0}}))
         self.fleet = Fleet(self.groups, self.cluster, 1, seed=1)
         self.fleet.start()
@@ -166,12 +166,18 @@ THRESHOLD_TABLE = [(0.25, 0.5, True), (0.5, 0.5, False), (0.75, 0.5, False), (0.
 
 @pytest.mark.parametrize(("share", "threshold", "removed"), THRESHOLD_TABLE)
 def test_the_utilization_threshold_decides_what_is_unneeded(share, threshold, removed):
-    w = World([{**LARGE, "initial_size": 2}], delay_after_add=0.0, unneeded_time=0.0, utilization_threshold=threshold)
+    # the base node has room for a's pod
+    w = World(
+        [{**LARGE, "initial_size": 2}],
+        delay_after_add=0.0,
+        unneeded_time=0.0,
+        utilization_threshold=threshold,
+        base_cpu=8000,
+        base_memory=8 * GiB,
+    )
     w.bind(pod("a", cpu=int(8000 * share), memory_gib=1), "large-0")
     w.bind(pod("big", cpu=7000, memory_gib=15), "large-1")  # large-1 is needed; a's pod fits on large-1? no: 1000m left
     w.bind(pod("filler", cpu=0, memory_gib=0.01), "base-0")
-    w.cluster.cpu_free[w.node("base-0")] = 8000  # the base node has room for a's pod
-    w.cluster.memory_free[w.node("base-0")] = 8 * GiB
     rules = [(d.rule, d.nodes) for d in w.scan(0.0)]
     assert (("scale_down", (0,)) in rules) == removed
 
