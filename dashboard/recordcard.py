@@ -36,7 +36,6 @@ class Recordings:
         self.ctx = ctx
         session = ctx.session
         self.warmup = BranchWarmup(EXECUTOR.submit)  # a branch of the shown time, re-simulated ahead of the click
-        self.branch_tab = BranchTab(ctx)
         self.save = pn.widgets.FileDownload(
             callback=self._session_file,
             filename="session.scalelab",
@@ -78,8 +77,13 @@ class Recordings:
 
     @functools.cached_property
     def replay_tab(self) -> ReplayTab:
-        """The Replay tab, made when first asked for (shown, or a recording opened): a first page does not hold it."""
+        """The Replay tab, made when first asked for (shown, or a recording opened): a first page holds neither tab."""
         return ReplayTab(on_branch=self.branch, on_open=self.open, on_shown=self._warm)
+
+    @functools.cached_property
+    def branch_tab(self) -> BranchTab:
+        """The Branch tab, made when first asked for (a branch was made)."""
+        return BranchTab(self.ctx)
 
     # -- the live run's file and page --------------------------------------------------------------------------------
     def _record(self, folder: Path) -> Path:
