@@ -8,7 +8,8 @@ with the load average beside each figure:
 * ``first_data_s``: navigation start -> the first figure of the world's tab holds two rows (median and p95 of the
   pages); ``html_s`` (the server's answer: the session is built while the page's HTML is made), ``doc_s`` (BokehJS
   has the document) and the rest in the browser;
-* ``server_cpu_s``: the server process's CPU (every thread, from ``/proc``) from navigation to first data, and
+* ``server_cpu_s``: the server process's CPU (every thread, from ``/proc``) from navigation to first data (it may
+  include what the page does at start, after its first frame), ``server_html_cpu_s`` to the HTML answer, and
   ``session_cpu_s``: the CPU of building the session (``Dashboard()`` and ``page()``), both medians;
 * Chromium's own counters of the page at first data (``Performance.getMetrics`` over CDP): main-thread task, script,
   layout and style-recalculation seconds of the renderer, and the number of DOM nodes.
@@ -126,7 +127,7 @@ def page_once(browser, server: Server, name: str) -> dict:
         n_built = len(server.builds())
         c0, t0 = server.cpu(), time.perf_counter()
         page.goto(f"http://127.0.0.1:{server.port}/?scenario={name}", wait_until="commit", timeout=180_000)
-        t_html = time.perf_counter()
+        t_html, c_html = time.perf_counter(), server.cpu()
         page.wait_for_function(JS_DOC, timeout=180_000, polling=10)
         t_doc = time.perf_counter()
         page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=180_000, polling=10)
@@ -138,6 +139,7 @@ def page_once(browser, server: Server, name: str) -> dict:
             "html_s": t_html - t0,
             "doc_s": t_doc - t0,
             "server_cpu_s": c1 - c0,
+            "server_html_cpu_s": c_html - c0,
             "session_cpu_s": built[n_built] if len(built) > n_built else float("nan"),
             "load": os.getloadavg()[0],
             **{m: metrics.get(m, float("nan")) for m in METRICS},
@@ -202,7 +204,7 @@ def main() -> None:
         for name, r in worlds.items():
             print(
                 f"{tree:4} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
-                f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (session {r['session_cpu_s']:.2f} s); "
+                f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (to the HTML {r['server_html_cpu_s']:.2f} s, session {r['session_cpu_s']:.2f} s); "
                 f"Chromium tasks {r['TaskDuration']:.2f} s, script {r['ScriptDuration']:.2f} s, layout {r['LayoutDuration']:.2f} s, "
                 f"style {r['RecalcStyleDuration']:.2f} s, {r['Nodes']:.0f} DOM nodes; load {r['load'][0]}-{r['load'][1]}"
             )
