@@ -1,18 +1,23 @@
 """First data, and where its time goes: a fresh page in Chromium to the world's first plot with data, per world.
 
-Serves the app's page in-process (``Dashboard().page()``, as ``dashboard/app.py`` does), opens ``?scenario=NAME`` in a
-new browser context each time (nothing cached between pages) and times, with the load average beside each figure:
+Serves the app's page (``Dashboard().page()``, as ``dashboard/app.py`` does) from a process of its own, and with
+``--peer REF`` the same from that git ref's tree in a second process, the two trees' pages alternating (the same
+load for both). Opens ``?scenario=NAME`` in a new browser context each time (nothing cached between pages) and times,
+with the load average beside each figure:
 
 * ``first_data_s``: navigation start -> the first figure of the world's tab holds two rows (median and p95 of the
   pages); ``html_s`` (the server's answer: the session is built while the page's HTML is made), ``doc_s`` (BokehJS
   has the document) and the rest in the browser;
-* ``server_cpu_s``: the server's CPU (this process's clock) from navigation to first data, and
+* ``server_cpu_s``: the server process's CPU (every thread, from ``/proc``) from navigation to first data (it may
+  include what the page does at start, after its first frame), ``server_html_cpu_s`` to the HTML answer, and
   ``session_cpu_s``: the CPU of building the session (``Dashboard()`` and ``page()``), both medians;
-* Chromium's own counters of the page at first data (``Performance.getMetrics`` over CDP): script, layout and
-  style-recalculation seconds of the renderer's main thread, and the number of DOM nodes.
+* Chromium's own counters of the page at first data (``Performance.getMetrics`` over CDP): main-thread task, script,
+  layout and style-recalculation seconds of the renderer, and the number of DOM nodes.
+
+The servers are killed at the end (never shut down while a session's callback may still be scheduled).
 
     python benchmarks/dashboard_first_data.py                  # 5 pages per world
-    python benchmarks/dashboard_first_data.py --pages 3 --worlds default
+    python benchmarks/dashboard_first_data.py --pages 3 --worlds default --peer main
 
 Goal (issue 18; printed, never asserted): first data <= 1.0 s at load <= 1. Last line: ``RESULT {json}``.
 """
@@ -20,18 +25,24 @@ Goal (issue 18; printed, never asserted): first data <= 1.0 s at load <= 1. Last
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from dashboard_builds import export_ref  # noqa: E402
 from dashboard_memory import CHROMIUM_ARGS  # noqa: E402
 from dashboard_worlds import JS_FIGURES, WORLDS  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 #: Chromium's counters kept (seconds of the renderer's main thread, and a count).
 METRICS = ("ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "TaskDuration", "Nodes")
 #: JS: BokehJS holds the page's document.
@@ -46,88 +57,163 @@ def _p95(values: list[float], digits: int = 3) -> float:
     return round(sorted(values)[min(len(values) - 1, round(0.95 * (len(values) - 1)))], digits) if values else float("nan")
 
 
-def measure(worlds: list[str], pages: int, chromium: str) -> dict:
+def serve(port: int, built_log: str) -> None:
+    """The served app (``Dashboard().page()``, as ``dashboard/app.py``) in this process, until it is killed; the CPU of
+    building each session (``Dashboard()`` and ``page()``) is appended to ``built_log``, one line each."""
     import panel as pn
-    from panel.tests.util import serve_and_wait
-    from playwright.sync_api import sync_playwright
 
     from dashboard.ui import Dashboard
 
     pn.extension(notifications=False)
-    built: list[float] = []
-    made: list = []
 
     def app():
         c0 = time.process_time()
-        d = Dashboard()
-        page = d.page()
-        built.append(time.process_time() - c0)
-        made.append(d)
+        page = Dashboard().page()
+        with open(built_log, "a") as log:
+            log.write(f"{time.process_time() - c0}\n")
         return page
 
-    port = serve_and_wait(app)
-    out: dict = {}
-    with sync_playwright() as pw:
+    pn.serve({"/": app}, port=port, address="127.0.0.1", show=False, threaded=False, title="scalelab")
+
+
+def _cpu(pid: int) -> float:
+    """A process's CPU seconds so far (user + system, every thread), from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    """One tree's app served in a process of its own (this tree, or a peer's checkout): its CPU is that process's."""
+
+    def __init__(self, name: str, tree: Path, tmp: Path):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.name, self.built = name, tmp / f"built-{name}.txt"
+        self.built.write_text("")
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", str(self.port), str(self.built)]
+        self.proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # listening?
+            with socket.socket() as probe, contextlib.suppress(OSError):
+                probe.connect(("127.0.0.1", self.port))
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the {name} server exited ({self.proc.returncode})")
+            time.sleep(0.2)
+        raise RuntimeError(f"the {name} server did not listen within 300 s")
+
+    def cpu(self) -> float:
+        return _cpu(self.proc.pid)
+
+    def builds(self) -> list[float]:
+        return [float(x) for x in self.built.read_text().split()]
+
+    def stop(self) -> None:
+        """Killed, not shut down: nothing of a stopping server (Bokeh's executor, a session's callback) runs on."""
+        self.proc.kill()
+        self.proc.wait()
+
+
+def page_once(browser, server: Server, name: str) -> dict:
+    """One fresh page of world ``name`` (a new browser context: nothing cached) to its first plot with data."""
+    prefix = WORLDS[name][1]
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        n_built = len(server.builds())
+        c0, t0 = server.cpu(), time.perf_counter()
+        page.goto(f"http://127.0.0.1:{server.port}/?scenario={name}", wait_until="commit", timeout=180_000)
+        t_html, c_html = time.perf_counter(), server.cpu()
+        page.wait_for_function(JS_DOC, timeout=180_000, polling=10)
+        t_doc = time.perf_counter()
+        page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=180_000, polling=10)
+        t1, c1 = time.perf_counter(), server.cpu()
+        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        built = server.builds()
+        return {
+            "first_data_s": t1 - t0,
+            "html_s": t_html - t0,
+            "doc_s": t_doc - t0,
+            "server_cpu_s": c1 - c0,
+            "server_html_cpu_s": c_html - c0,
+            "session_cpu_s": built[n_built] if len(built) > n_built else float("nan"),
+            "load": os.getloadavg()[0],
+            **{m: metrics.get(m, float("nan")) for m in METRICS},
+        }
+    finally:
+        context.close()
+
+
+def _summary(rows: list[dict]) -> dict:
+    fields = [k for k in rows[0] if k != "load"]
+    out = {k: _median([r[k] for r in rows]) for k in fields}
+    out["first_data_p95_s"] = _p95([r["first_data_s"] for r in rows])
+    out["load"] = [round(min(r["load"] for r in rows), 2), round(max(r["load"] for r in rows), 2)]
+    out["pages"] = len(rows)
+    return out
+
+
+def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str) -> dict:
+    """Per world, per tree: medians of ``pages`` fresh pages after one warm page; the trees' pages alternate (same load)."""
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {tree: {} for tree in trees}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        servers = [Server(name, tree, Path(tmp)) for name, tree in trees.items()]
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        for name in worlds:
-            prefix = WORLDS[name][1]
-            rows: list[dict] = []
-            for i in range(pages + 1):  # the first page of a world warms the process's caches: not counted
-                context = browser.new_context(viewport={"width": 1600, "height": 1000})
-                page = context.new_page()
-                cdp = context.new_cdp_session(page)
-                cdp.send("Performance.enable")
-                n_built = len(built)
-                c0, t0 = time.process_time(), time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}/?scenario={name}", wait_until="commit")
-                t_html = time.perf_counter()
-                page.wait_for_function(JS_DOC, timeout=180_000, polling=10)
-                t_doc = time.perf_counter()
-                page.wait_for_function(JS_FIGURES, arg=[prefix, 1, 2], timeout=180_000, polling=10)
-                t1, c1 = time.perf_counter(), time.process_time()
-                metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-                row = {
-                    "first_data_s": t1 - t0,
-                    "html_s": t_html - t0,
-                    "doc_s": t_doc - t0,
-                    "server_cpu_s": c1 - c0,
-                    "session_cpu_s": built[n_built] if len(built) > n_built else float("nan"),
-                    "load": os.getloadavg()[0],
-                    **{m: metrics.get(m, float("nan")) for m in METRICS},
-                }
-                if i:
-                    rows.append(row)
-                    print(f"{name} page {i}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
-                context.close()
-                while made:
-                    made.pop().stop(clear_plots=False)
-            fields = [k for k in rows[0] if k != "load"]
-            out[name] = {k: _median([r[k] for r in rows]) for k in fields}
-            out[name]["first_data_p95_s"] = _p95([r["first_data_s"] for r in rows])
-            out[name]["load"] = [round(min(r["load"] for r in rows), 2), round(max(r["load"] for r in rows), 2)]
-            out[name]["pages"] = len(rows)
-        browser.close()
+        try:
+            for name in worlds:
+                rows: dict[str, list[dict]] = {s.name: [] for s in servers}
+                for i in range(pages + 1):  # the first page of a world warms each server's caches: not counted
+                    for server in servers if i % 2 else servers[::-1]:
+                        row = page_once(browser, server, name)
+                        if i:
+                            rows[server.name].append(row)
+                            print(f"{server.name} {name} page {i}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
+                for tree, tree_rows in rows.items():
+                    out[tree][name] = _summary(tree_rows)
+        finally:
+            browser.close()
+            for server in servers:
+                server.stop()
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, default=5, help="pages per world (after one warm-up page)")
+    ap.add_argument("--pages", type=int, default=5, help="pages per world and tree (after one warm-up page each)")
     ap.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--peer", default=None, help="also this git ref's tree (main, a branch, a commit), its pages alternating with ours")
+    ap.add_argument("--serve", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # a tree's server process
     args = ap.parse_args()
+    if args.serve:
+        serve(int(args.serve[0]), args.serve[1])
+        return
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
-    result = measure(args.worlds, args.pages, args.chromium)
-    for name, r in result.items():
-        print(
-            f"{name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
-            f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (session {r['session_cpu_s']:.2f} s); "
-            f"Chromium script {r['ScriptDuration']:.2f} s, layout {r['LayoutDuration']:.2f} s, style {r['RecalcStyleDuration']:.2f} s, "
-            f"{r['Nodes']:.0f} DOM nodes; load {r['load'][0]}-{r['load'][1]}"
-        )
-    result["first_data_s"] = max(r["first_data_s"] for r in result.values())
-    result["goal_met"] = result["first_data_s"] <= 1.0
-    print("RESULT " + json.dumps(result))
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"this": ROOT}
+        if args.peer:
+            trees["peer"] = export_ref(args.peer, Path(tmp))
+        result = measure(trees, args.worlds, args.pages, args.chromium)
+    for tree, worlds in result.items():
+        for name, r in worlds.items():
+            print(
+                f"{tree:4} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
+                f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (to the HTML {r['server_html_cpu_s']:.2f} s, session {r['session_cpu_s']:.2f} s); "
+                f"Chromium tasks {r['TaskDuration']:.2f} s, script {r['ScriptDuration']:.2f} s, layout {r['LayoutDuration']:.2f} s, "
+                f"style {r['RecalcStyleDuration']:.2f} s, {r['Nodes']:.0f} DOM nodes; load {r['load'][0]}-{r['load'][1]}"
+            )
+    out = dict(result["this"])
+    out["first_data_s"] = max(r["first_data_s"] for r in result["this"].values())
+    out["goal_met"] = out["first_data_s"] <= 1.0
+    if args.peer:
+        out["peer"] = {"ref": args.peer, **result["peer"]}
+    print("RESULT " + json.dumps(out))
 
 
 if __name__ == "__main__":

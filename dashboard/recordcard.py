@@ -7,6 +7,7 @@ exception, and nothing of the upload reaches the server log.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import tempfile
@@ -35,8 +36,6 @@ class Recordings:
         self.ctx = ctx
         session = ctx.session
         self.warmup = BranchWarmup(EXECUTOR.submit)  # a branch of the shown time, re-simulated ahead of the click
-        self.replay_tab = ReplayTab(on_branch=self.branch, on_open=self.open, on_shown=self._warm)
-        self.branch_tab = BranchTab(ctx)
         self.save = pn.widgets.FileDownload(
             callback=self._session_file,
             filename="session.scalelab",
@@ -75,6 +74,16 @@ class Recordings:
         session.param.watch(self._control, ["playing", "speed"])
         session.param.watch(lambda e: self._note_state(), "generation")
         self._note_state()
+
+    @functools.cached_property
+    def replay_tab(self) -> ReplayTab:
+        """The Replay tab, made when first asked for (shown, or a recording opened): a first page holds neither tab."""
+        return ReplayTab(on_branch=self.branch, on_open=self.open, on_shown=self._warm)
+
+    @functools.cached_property
+    def branch_tab(self) -> BranchTab:
+        """The Branch tab, made when first asked for (a branch was made)."""
+        return BranchTab(self.ctx)
 
     # -- the live run's file and page --------------------------------------------------------------------------------
     def _record(self, folder: Path) -> Path:

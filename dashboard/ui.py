@@ -67,9 +67,8 @@ class Dashboard(pn.viewable.Viewer):
         self.controls = LiveControls(s, on_applied=self._applied, defer=True)  # open cards filled at start (after first paint)
         self._drawn_scenario = s.scenario
         self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
-        self.sidebar = pn.Column(
-            self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder, sizing_mode="stretch_width", margin=0
-        )
+        self._sidebar_cards = [self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder]
+        self.sidebar = pn.Column(*self._sidebar_cards, sizing_mode="stretch_width", margin=0)
         self.tabset = TabSet(ctx, TABS, on_change=self._tab_changed)
         self.loop = TickLoop(ctx, self.tabset, on_new_run=self._swap_run, on_kpis=self._draw_kpis, on_rows=self._show_alerts)
         self.tabset.on_built = self.loop.catch_up
@@ -167,6 +166,9 @@ class Dashboard(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self._layout = self.main  # the template holds the sidebar and the header
+        # the served page's first document holds the header and the tab on screen with its first minutes; the sidebar's
+        # cards join at start, after the first frame (a fifth of the page's models: fewer to make, walk and send first)
+        self.sidebar.clear()
         template = pn.template.BootstrapTemplate(
             title=title,
             header=[header],
@@ -206,7 +208,10 @@ class Dashboard(pn.viewable.Viewer):
         quiet_closed_sockets()
         if self._link_playing is not None:  # the link's play state, after the first minutes were drawn
             self.session.playing, self._link_playing = self._link_playing, None
-        self.controls.fill()  # the sidebar's open cards get their widgets now that the first frame is on screen
+        with pn.io.hold():  # the sidebar's cards, open ones with their widgets, now that the first frame is on screen
+            self.controls.fill()
+            if not len(self.sidebar):
+                self.sidebar[:] = self._sidebar_cards
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         self.loop.tick_soon = self._tick_soon
         self._update_link()
