@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.cluster.model import Cluster
-    from engine.faas.flow import FunctionRuntime, RequestFlow
+    from engine.faas.flow import RequestFlow
+    from engine.faas.runtime import FunctionRuntime
 
 
 def replica_rows(cluster: Cluster, flow: RequestFlow, rt: FunctionRuntime, now: float, interval: float, util: dict[str, list]) -> None:
