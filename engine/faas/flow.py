@@ -91,6 +91,7 @@ class RequestFlow:
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
+        self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self.next_id = 0
         #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
         #: not by a timer of their own, so a stretch without requests costs no event per sample.
@@ -667,7 +668,10 @@ class RequestFlow:
         r.node, r.node_index = p.node, p.node_index
         r.device = str(self.devices[p.node_index])
         # measured times are per device type: a node is only faster or slower than its device's own speed
-        r.inv_speed = reference_speed(r.device) / max(float(self.node_speed[p.node_index]), 1e-9)
+        reference = self._reference_speed.get(r.device)
+        if reference is None:  # read once per device type and run (the device table is checked for changes at each read)
+            reference = self._reference_speed[r.device] = reference_speed(r.device)
+        r.inv_speed = reference / max(float(self.node_speed[p.node_index]), 1e-9)
         r.transfer = p.storage_seconds_per_job
         r.placed_at = t
         r.resources = rt.sim.resources(r.device, image)
