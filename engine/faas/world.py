@@ -278,7 +278,7 @@ class FunctionWorld:
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow
-        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns} if utilization else {}
+        util: list[tuple] = []  # utilisation rows (engine.faas.utilrows), in the table's column order
         add = self._sample_row
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
@@ -333,8 +333,8 @@ class FunctionWorld:
                 replica_rows(self.placement.cluster, self.flow, rt, now, interval, util)
         if utilization:
             node_rows(self.placement.cluster, now, util)
-            if util["time"]:
-                self.recorder.extend("utilization", util)
+            if util:
+                self.recorder.extend("utilization", dict(zip(UTILIZATION.names, zip(*util, strict=True), strict=True)))
 
     def replica_seconds(self, rt: FunctionRuntime, now: float) -> float:
         """Replica lifetime so far (placed to removed), the cost measure."""
