@@ -91,7 +91,8 @@ class _Store:
 @dataclass
 class _BlockStore:
     spec: TableSpec
-    blocks: list[tuple[int, dict[str, np.ndarray]]] = field(default_factory=list)  # (first row, columns)
+    #: (first row, columns): a deferred block holds the function that computes its columns until it is read
+    blocks: list[tuple[int, dict[str, np.ndarray] | Callable[[], Mapping[str, Sequence | np.ndarray]]]] = field(default_factory=list)
     total: int = 0  # rows ever appended
     offset: int = 0
 
@@ -99,11 +100,21 @@ class _BlockStore:
     def kept(self) -> int:
         return self.total - self.offset
 
-    def add(self, columns: Mapping[str, Sequence | np.ndarray]) -> tuple[int, int]:
+    def _block(self, columns: Mapping[str, Sequence | np.ndarray], n: int | None = None) -> dict[str, np.ndarray]:
         block = {c: np.asarray(columns[c]) for c in self.spec.names}
-        n = len(next(iter(block.values()))) if block else 0
-        if any(len(v) != n for v in block.values()):
+        rows = len(next(iter(block.values()))) if block else 0
+        if any(len(v) != rows for v in block.values()) or (n is not None and rows != n):
             raise ValueError(f"table {self.spec.name}: columns of a block differ in length")
+        return block
+
+    def add(self, columns: Mapping[str, Sequence | np.ndarray]) -> tuple[int, int]:
+        block = self._block(columns)
+        return self._append(block, len(next(iter(block.values()))) if block else 0)
+
+    def add_later(self, n: int, columns: Callable[[], Mapping[str, Sequence | np.ndarray]]) -> tuple[int, int]:
+        return self._append(columns, n)
+
+    def _append(self, block: Any, n: int) -> tuple[int, int]:
         start = self.total
         self.blocks.append((start, block))
         self.total += n
@@ -113,8 +124,16 @@ class _BlockStore:
         self.offset = self.blocks[0][0] if self.blocks else self.total
         return start, self.total
 
+    def materialised(self) -> list[tuple[int, dict[str, np.ndarray]]]:
+        """The kept blocks, each deferred one computed now (once)."""
+        for i, (start, block) in enumerate(self.blocks):
+            if callable(block):
+                end = self.blocks[i + 1][0] if i + 1 < len(self.blocks) else self.total
+                self.blocks[i] = (start, self._block(block(), end - start))
+        return self.blocks  # type: ignore[return-value]
+
     def rows(self, lo: int, hi: int) -> dict[str, list | np.ndarray]:
-        parts = [(s, b) for s, b in self.blocks if s < hi and s + len(next(iter(b.values()))) > lo]
+        parts = [(s, b) for s, b in self.materialised() if s < hi and s + len(next(iter(b.values()))) > lo]
         out = {}
         for c in self.spec.names:
             pieces = [b[c][max(lo - s, 0) : hi - s] for s, b in parts]
@@ -213,6 +232,18 @@ class Recorder:
         store.trim()
         return start, start + (n or 0)
 
+    def extend_later(self, name: str, rows: int, columns: Callable[[], Mapping[str, Sequence | np.ndarray]]) -> tuple[int, int]:
+        """Append a block of ``rows`` rows to a bounded block table, computed by ``columns()`` only when read.
+
+        The row numbers and what the bound keeps are those of :meth:`extend`; a block the bound drops before anyone
+        reads the table is never computed (a placement's breakdown: only the newest decisions are kept). ``columns``
+        must give what :meth:`extend` would have been given at this moment (it must not read live state).
+        """
+        store = self._stores[name]
+        if not isinstance(store, _BlockStore):
+            raise ValueError(f"table {name}: only a block table defers its blocks")
+        return store.add_later(rows, columns)
+
     def appender(self, name: str) -> Callable[[Sequence[Any]], None]:
         """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only)."""
         store = self._stores[name]
@@ -243,7 +274,7 @@ class Recorder:
     def raw(self, name: str) -> dict[str, list] | list[tuple[int, dict[str, np.ndarray]]]:
         """What a table keeps in memory (column lists, or blocks of arrays), for measuring its size."""
         store = self._stores[name]
-        return store.blocks if isinstance(store, _BlockStore) else store.columns
+        return store.materialised() if isinstance(store, _BlockStore) else store.columns
 
     def column(self, name: str, column: str) -> list:
         """One column's kept values of a row table (the live list, not a copy: read it, do not modify it)."""

@@ -25,10 +25,11 @@ from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
 from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
-from engine.faas.batchsample import BatchSampler
-from engine.faas.flow import REASONS, TAIL, FunctionRuntime, RequestFlow
+from engine.faas.batchsample import BatchSampler, SampleCursor
+from engine.faas.flow import REASONS, TAIL, RequestFlow
 from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
+from engine.faas.runtime import FunctionRuntime
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
 from engine.faas.utilrows import node_rows, replica_rows
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
@@ -96,13 +97,10 @@ class FunctionWorld:
         for spec in (DEPLOYMENTS, FUNCTION_SAMPLES, UTILIZATION):
             recorder.declare(spec)
         self._sample_row = recorder.appender("function_samples")  # positional, in FUNCTION_SAMPLES's column order
-        self._run = Mirror(run)  # sample_interval, read every sample
-        self._sampled_generated = {rt.key: 0 for rt in self.flow.functions}
-        self._last_sample = 0.0
-        self._max_running = {rt.key: 0 for rt in self.flow.functions}
+        run_now = Mirror(run)  # sample_interval, read every sample
         self._seq = 0
-        self._sample_stamp = (0.0, math.inf)  # the first sample's timer: set after the scalers' first ones
-        self._next_sample = math.inf
+        # the first sample's timer: set after the scalers' first ones (its stamp's sequence is infinite)
+        self.samples = SampleCursor([rt.key for rt in self.flow.functions], lambda: run_now.sample_interval, self._stamp)
         self._batch: BatchSampler | None = None
         self._asleep: dict[str, simpy.Event] = {}  # scaler timers waiting for their function's parameters to change
 
@@ -133,14 +131,14 @@ class FunctionWorld:
             )
             flow.scale_to(rt, s.min_replicas, 0.0, "deploy", "min_replicas at deployment")
             self.env.process(self._scaling(rt))
-        self._next_sample = self.env.now + self._run.sample_interval
+        self.samples.due = self.env.now + self.samples.interval
         if not flow.faas.record_utilization and all(rt.per_request for rt in flow.functions):
-            self._batch = BatchSampler(self)  # samples are a function of the request rows: taken in batches
+            self._batch = BatchSampler(flow, self.recorder, self.samples)  # samples are a function of the request rows
             self._batch.start(self.env.now)
             flow.after = self._batch.take
         else:
             flow.sampler = self._sample_due
-            flow.next_sample = self._next_sample
+            flow.next_sample = self.samples.due
 
     def settle(self, now: float) -> None:
         self.flow.catch_up(now)
@@ -169,7 +167,7 @@ class FunctionWorld:
             self._batch = None
             self.flow.after = None
             self.flow.sampler = self._sample_due
-            self.flow.next_sample = self._next_sample
+            self.flow.next_sample = self.samples.due
 
     def check_live(self, key: str, trial: Any) -> None:
         if self.nodescaling is not None:
@@ -269,20 +267,18 @@ class FunctionWorld:
         2 s KPA round at a sample's time follows the sample, a 10 s round precedes it), as with a simpy timer each."""
         flow = self.flow
         flow.catch_up(now)
-        if flow.next_sample == now and self._sample_stamp < stamp:
+        if flow.next_sample == now and self.samples.stamp < stamp:
             self._sample_due(now)
 
     def _sample_due(self, now: float) -> None:
         """The sample at ``now``: taken by the flow's catch-up once everything at ``now`` has happened, or by a scaler
         round at ``now`` whose timer was set after the sample's."""
-        self._sample(now, now - self._last_sample, self.flow.faas.record_utilization)
-        self._last_sample = now
-        self._sample_stamp = self._stamp(now)
-        self._next_sample = self.flow.next_sample = now + self._run.sample_interval
+        self._sample(now, now - self.samples.last, self.flow.faas.record_utilization)
+        self.flow.next_sample = self.samples.taken(now)
 
     def _sample(self, now: float, interval: float, utilization: bool) -> None:
         flow = self.flow
-        util: dict[str, list] = {c.name: [] for c in UTILIZATION.columns} if utilization else {}
+        util: list[tuple] = []  # utilisation rows (engine.faas.utilrows), in the table's column order
         add = self._sample_row
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
@@ -296,30 +292,18 @@ class FunctionWorld:
                     rt.sampled = len(tail)
             else:  # a quiet function: no percentiles
                 p50 = p95 = p99 = math.nan
-            # one pass over the replicas: in flight, by state, lifetimes so far (summed by sum(), as before: compensated)
-            in_flight = pending = starting = running = draining = 0
-            lifetimes = []
+            pending, starting, running, draining, placed = rt.states()  # as the batch sampler's state log has them
+            in_flight = 0
             for r in rt.replicas.values():
-                state = r.state
-                if state == "running":
-                    running += 1
-                elif state == "starting":
-                    starting += 1
-                elif state == "draining":
-                    draining += 1
-                elif state in ("conceived", "pending"):
-                    pending += 1
                 if r.last_end > now:  # all ended by now: nothing unfinished
                     in_flight += r.unfinished(now)
-                if r.placed_at is not None:
-                    lifetimes.append(now - r.placed_at)
                 if len(r.starts) > 4096:
                     r.trim(forget)
-            if running > self._max_running[rt.key]:
-                self._max_running[rt.key] = running
+            if running > self.samples.max_running[rt.key]:
+                self.samples.max_running[rt.key] = running
             generated = rt.generated
-            arrivals = generated - self._sampled_generated[rt.key]
-            self._sampled_generated[rt.key] = generated
+            arrivals = generated - self.samples.generated[rt.key]
+            self.samples.generated[rt.key] = generated
             ncold = len(rt.cold)
             cold = ncold - rt.interval_cold
             rt.interval_cold = ncold
@@ -342,15 +326,15 @@ class FunctionWorld:
                     starting,
                     running,
                     draining,
-                    rt.replica_seconds_done + sum(lifetimes),
+                    rt.replica_seconds_done + sum([now - p for p in placed]),  # sum(): compensated, as before
                 )
             )
             if utilization:
                 replica_rows(self.placement.cluster, self.flow, rt, now, interval, util)
         if utilization:
             node_rows(self.placement.cluster, now, util)
-            if util["time"]:
-                self.recorder.extend("utilization", util)
+            if util:
+                self.recorder.extend("utilization", dict(zip(UTILIZATION.names, zip(*util, strict=True), strict=True)))
 
     def replica_seconds(self, rt: FunctionRuntime, now: float) -> float:
         """Replica lifetime so far (placed to removed), the cost measure."""
@@ -479,7 +463,7 @@ class FunctionWorld:
                     "response_p95": p95,
                     "response_p99": p99,
                     "replicas_now": sum(1 for r in rt.replicas.values() if r.state == "running"),
-                    "replicas_max": max(self._max_running[rt.key], sum(1 for r in rt.replicas.values() if r.state == "running")),
+                    "replicas_max": max(self.samples.max_running[rt.key], sum(1 for r in rt.replicas.values() if r.state == "running")),
                     "replicas_created": sum(1 for r in self.flow.by_id.values() if r.rt is rt),
                     "replica_hours": self.replica_seconds(rt, now) / 3600.0,
                 }

@@ -51,6 +51,7 @@ from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import PRIORITY_TABLE, PriorityWeights
+from engine.scheduling.scan_order import PriorityResult, ScanScores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,11 +291,10 @@ class PlacementService:
         decision = self._last = self.scheduler.schedule(pod)
         number = self._decisions
         self._decisions += 1
-        if self.history > 0:
-            self.recorder.extend(
-                "breakdowns",
-                {"decision": np.full(len(decision.node_names) * max(1, len(decision.priorities)), number), **decision.breakdown_columns()},
-            )
+        if self.history > 0:  # computed only if read before the newest ``history`` decisions have moved past it
+            frozen = _frozen(decision)
+            rows = len(frozen.node_names) * max(1, len(frozen.priorities))
+            self.recorder.extend_later("breakdowns", rows, lambda: {"decision": np.full(rows, number), **frozen.breakdown_columns()})
         if decision.node is None:
             self._row(now, "pending", vm_id, pod, decision=decision, number=number)
             return None
@@ -460,6 +460,18 @@ class PlacementService:
     def occupancy(self) -> np.ndarray:
         """Replicas per node, in node_table order."""
         return self.cluster.pods.copy()
+
+
+def _frozen(decision: PlacementDecision) -> PlacementDecision:
+    """``decision`` with its own copies of the arrays a breakdown reads (a priority or predicate may hand out an array
+    it keeps updating), so that its breakdown computed later is the one of the moment it was made."""
+    scores = decision.scores
+    priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
+    return replace(
+        decision,
+        scores=ScanScores(np.array(scores.nodes), np.array(scores.total), priorities),
+        predicate_masks=[(name, np.array(mask)) for name, mask in decision.predicate_masks],
+    )  # node_names: the cluster's list, fixed when it is built
 
 
 def _same_spec(a: Pod, b: Pod) -> bool:

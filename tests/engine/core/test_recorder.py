@@ -69,6 +69,34 @@ def test_a_block_table_keeps_whole_blocks_of_arrays():
         rec.extend("blk", {"d": np.zeros(2), "node": np.array(["a"], dtype=object)})
 
 
+def test_a_deferred_block_is_computed_only_if_read_while_kept():
+    spec = table("b", "blocks", [("k", "int64", ""), ("v", "float64", "")], bound=6, layout="blocks")
+    eager, lazy = Recorder([spec]), Recorder([spec])
+    computed = []
+
+    def block(i: int) -> dict:
+        return {"k": [i] * 3, "v": np.full(3, i / 2)}
+
+    def deferred(i: int):
+        def columns() -> dict:
+            computed.append(i)
+            return block(i)
+
+        return columns
+
+    for i in range(5):
+        if i == 2:
+            assert computed == []  # nothing read: nothing computed
+        assert eager.extend("b", block(i)) == lazy.extend_later("b", 3, deferred(i))
+        if i == 2:  # a reader in the middle: the kept blocks are computed then, once
+            pd.testing.assert_frame_equal(lazy.frame("b"), eager.frame("b"))
+    computed.clear()
+    pd.testing.assert_frame_equal(lazy.frame("b", 10), eager.frame("b", 10))
+    assert computed == [3, 4]  # the kept blocks not read yet; 1 and 2 went at the first read, 0 was never computed
+    assert lazy.count("b") == eager.count("b") == 15 and lazy.first_kept("b") == eager.first_kept("b") == 9
+    assert lazy.frame("b").equals(eager.frame("b")) and computed == [3, 4]
+
+
 def test_a_provided_table_is_read_when_asked_for_and_may_be_off():
     rows: list[list] = [[1, 0.5]]
     holder = {"rows": rows}

@@ -1,0 +1,316 @@
+"""A function deployment at run time (:class:`FunctionRuntime`: its request rows, gateway queue and replicas) and its
+replicas (:class:`Replica`: worker threads, the requests they served). :mod:`engine.faas.flow` moves them in time.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from engine.autoscaling.functions import FunctionScaler
+from engine.core.params import Mirror, Section
+from engine.faas.arrivals import Arrivals
+from engine.faas.measured import Measurements
+from engine.faas.simulators import SIMULATORS, FunctionSimulator
+from engine.faas.traces import load_function_trace
+from engine.workload.requests import RequestStream
+
+INF = math.inf
+BATCH = 256  # execution draws per replica at a time
+LIVE = ("conceived", "starting", "running")  # a per-request function's instances counted against max_replicas
+
+
+def _numpy_sum(d: list[float]) -> float:
+    """``float(np.sum(d))`` for 8..128 values, in numpy's order (eight running sums, combined pairwise, then the rest).
+
+    numpy's sum of up to 128 contiguous doubles is that unrolled loop; repeating it in Python gives the same bits
+    without the cost of making arrays of a few dozen values (checked against numpy on 100,000 random lists).
+    """
+    n = len(d)
+    r0, r1, r2, r3, r4, r5, r6, r7 = d[0:8]
+    m = n - n % 8
+    for i in range(8, m, 8):
+        r0 += d[i]
+        r1 += d[i + 1]
+        r2 += d[i + 2]
+        r3 += d[i + 3]
+        r4 += d[i + 4]
+        r5 += d[i + 5]
+        r6 += d[i + 6]
+        r7 += d[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(m, n):
+        res += d[i]
+    return 0.0 + res
+
+
+def live_count(rt: FunctionRuntime) -> int:
+    """Instances of a per-request function counted against max_replicas (conceived, starting or running)."""
+    return sum(1 for r in rt.replicas.values() if r.state in LIVE)
+
+
+class Replica:
+    """One replica (an instance): where it runs, its worker threads, what it served recently."""
+
+    __slots__ = (
+        "id",
+        "rt",
+        "image",
+        "state",
+        "node",
+        "node_index",
+        "device",
+        "threads",
+        "heap",
+        "ends_heap",
+        "starts",
+        "ends",
+        "max_exec",
+        "last_end",
+        "eb",
+        "ei",
+        "en",
+        "rng",
+        "inv_speed",
+        "transfer",
+        "created",
+        "placed_at",
+        "ready_at",
+        "drain_at",
+        "removed_at",
+        "resources",
+        "requests",
+        "expiry",
+    )
+
+    def __init__(self, rid: int, rt: FunctionRuntime, image: str, created: float, rng: np.random.Generator):
+        self.id = rid
+        self.rt = rt
+        self.image = image
+        self.state = "conceived"
+        self.node: str | None = None
+        self.node_index = -1
+        self.device = ""
+        self.threads = max(1, rt.spec.concurrency) if rt.per_request else rt.spec.concurrency
+        self.heap: list[float] = []
+        self.ends_heap: list[float] = []
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.max_exec = 0.0
+        self.last_end = 0.0
+        self.eb: list[float] = []
+        self.ei = 0
+        self.en = 0
+        self.rng = rng
+        self.inv_speed = 1.0
+        self.transfer = 0.0
+        self.created = created
+        self.placed_at: float | None = None
+        self.ready_at = INF
+        self.drain_at = INF
+        self.removed_at: float | None = None
+        self.resources = (-1.0, 0.0, 0.0)
+        self.requests = 0
+        self.expiry = INF
+
+    def refill(self) -> None:
+        """Draw the next batch of execution times (the simulator's, for this replica's device and image)."""
+        self.eb = self.rt.sim.execution(self.device, self.image, BATCH, self.rng).tolist()
+        self.ei, self.en = 0, len(self.eb)
+
+    def in_service(self, t: float) -> int:
+        """Requests in service at ``t`` (started, not ended)."""
+        starts, ends = self.starts, self.ends
+        lo = bisect_left(starts, t - self.max_exec)
+        hi = bisect_right(starts, t)
+        return sum(1 for e in ends[lo:hi] if e > t)
+
+    def queued(self, t: float) -> int:
+        """Requests dispatched to it that have not started at ``t``."""
+        return len(self.starts) - bisect_right(self.starts, t)
+
+    def unfinished(self, t: float) -> int:
+        """Requests dispatched to it that have not ended at ``t``."""
+        return self.queued(t) + self.in_service(t)
+
+    def busy_seconds(self, t0: float, t1: float) -> float:
+        """Request-seconds in service within [t0, t1].
+
+        Nothing ended after ``t0``: 0 without a look. Up to 128 requests: summed in Python in numpy's order (fewer than
+        8 left to right, then :func:`_numpy_sum`), so the figure is the same to the last bit; more: numpy.
+        """
+        if self.last_end <= t0:
+            return 0.0
+        starts = self.starts
+        lo = bisect_left(starts, t0 - self.max_exec)
+        hi = bisect_left(starts, t1)
+        if hi <= lo:
+            return 0.0
+        ends = self.ends
+        if hi - lo < 8:
+            total = 0.0
+            for i in range(lo, hi):
+                e, s = ends[i], starts[i]
+                d = (e if e < t1 else t1) - (s if s > t0 else t0)
+                if d > 0.0:
+                    total += d
+            return total
+        if hi - lo <= 128:
+            # d > 0 or 0.0 where max(d, 0.0) kept -0.0: the same sum (a signed zero moves no sum; _numpy_sum ends in 0.0 + ...)
+            return _numpy_sum(
+                [
+                    d if (d := (e if e < t1 else t1) - (s if s > t0 else t0)) > 0.0 else 0.0
+                    for s, e in zip(starts[lo:hi], ends[lo:hi], strict=True)
+                ]
+            )
+        s = np.asarray(starts[lo:hi])
+        e = np.asarray(self.ends[lo:hi])
+        return float(np.clip(np.minimum(e, t1) - np.maximum(s, t0), 0.0, None).sum())
+
+    def trim(self, before: float) -> None:
+        """Forget requests that started before ``before`` - max_exec (they ended before ``before``)."""
+        k = bisect_left(self.starts, before - self.max_exec)
+        if k > 4096:
+            del self.starts[:k]
+            del self.ends[:k]
+
+
+class FunctionRuntime:
+    """One function deployment at run time: its requests (columns), gateway queue, replicas and scaler."""
+
+    def __init__(
+        self,
+        index: int,
+        key: str,
+        section: Section,
+        faas: Any,
+        measurements: Measurements,
+        rng: np.random.Generator,
+        sections: Mapping[str, Section] | None = None,
+    ):
+        self.index = index
+        self.key = key
+        self.section = section
+        self.spec = Mirror(section)  # read on hot paths
+        self.name = section.label
+        self.trace = load_function_trace(section) if (section.simulator == "trace" or section.trace_memory_file) else None
+        self.sim: FunctionSimulator = SIMULATORS[section.simulator](self.spec, faas, measurements, self.trace)
+        self.stream = RequestStream(self.spec, rng, sections)  # sections: a request generator plugin's own
+        self.arrivals = Arrivals(self.stream)
+        self.buf: list[float] = []
+        self.bi = 0
+        self.base = 0  # row number of buf[0]
+        self.done_to = -INF
+        self.blocked: float | None = None
+        self.gateway: deque[tuple[float, int]] = deque()  # (arrival, 0 waiting | rejection code), in arrival order
+        self.waiting = 0
+        self.ready: list[Replica] = []
+        self.rr = 0
+        self.replicas: dict[int, Replica] = {}  # every replica not removed
+        self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
+        self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
+        self.rows = 0  # rows appended (dispatched + rejected)
+        self.c_rep: list[int] = []
+        self.c_arr: list[float] = []
+        self.c_start: list[float] = []
+        self.c_exec: list[float] = []
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.gw_wait: dict[int, float] = {}  # row -> seconds held by the gateway
+        self.cold: list[int] = []  # rows that waited for a starting replica
+        self.rejected = 0
+        self.dispatched = 0
+        self.last_request: float | None = None
+        self.scaler: FunctionScaler | None = None
+        self.replica_seconds_done = 0.0
+        self.outstanding: dict[int, int] = {}  # least_outstanding: unfinished requests per ready replica
+        self.lor_heap: list[tuple[float, int]] = []  # (end, replica) of dispatched requests, least_outstanding only
+        self.interval_rows = 0  # rows when the last sample was taken
+        self.sampled = 0  # rows of the tail lists a sample has already covered (the tail is flushed every TAIL rows)
+        self.interval_cold = 0
+        self.exec_recent: deque[float] = deque(maxlen=64)
+        #: (time, pending, starting, running, draining, replica seconds done, placement times) after each change,
+        #: kept while the world samples in batches (None otherwise)
+        self.state_log: list[tuple] | None = None
+
+    # -- reading the spec ---------------------------------------------------------------------------------
+    @property
+    def per_request(self) -> bool:
+        """Does this function scale per request (instances, no gateway queue)?"""
+        return self.spec.scaler == "per_request"
+
+    @property
+    def generated(self) -> int:
+        """Requests generated and processed so far (each one has, or will have, a row)."""
+        return self.base + self.bi
+
+    def live(self) -> list[Replica]:
+        """Every replica not removed (draining ones included)."""
+        return list(self.replicas.values())
+
+    def states(self) -> tuple[int, int, int, int, list[float]]:
+        """Replicas pending (conceived or pending), starting, running, draining, and the placement times of the placed
+        ones (in replica order): what a sample row reports, one pass over the replicas."""
+        pending = starting = running = draining = 0
+        placed = []
+        for r in self.replicas.values():
+            state = r.state
+            if state == "running":
+                running += 1
+            elif state == "starting":
+                starting += 1
+            elif state == "draining":
+                draining += 1
+            elif state in ("conceived", "pending"):
+                pending += 1
+            if r.placed_at is not None:
+                placed.append(r.placed_at)
+        return pending, starting, running, draining, placed
+
+    def counted(self) -> list[Replica]:
+        """Replicas counted against the bounds: not draining, not removed."""
+        return [r for r in self.replicas.values() if r.state not in ("draining", "removed")]
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every row so far (replica or rejection code, arrival, start, execution), flushed chunks and the tail."""
+        tail = (
+            np.asarray(self.c_rep, dtype=np.int32),
+            np.asarray(self.c_arr, dtype=np.float64),
+            np.asarray(self.c_start, dtype=np.float64),
+            np.asarray(self.c_exec, dtype=np.float64),
+        )
+        parts = [*self.chunks, tail]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+
+    def flush(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Move the tail lists into a numpy chunk; returns the chunk (the rows since the last flush)."""
+        chunk = (
+            np.asarray(self.c_rep, dtype=np.int32),
+            np.asarray(self.c_arr, dtype=np.float64),
+            np.asarray(self.c_start, dtype=np.float64),
+            np.asarray(self.c_exec, dtype=np.float64),
+        )
+        if len(chunk[0]):
+            self.chunks.append(chunk)
+            if len(self.chunks) > 64:  # merge small chunks: fewer arrays, same bytes
+                merged = tuple(np.concatenate([c[i] for c in self.chunks]) for i in range(4))
+                self.chunks = [merged]  # type: ignore[list-item]
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = [], [], [], []
+        self.sampled = 0
+        return chunk
+
+    def flush_upto(self, n: int) -> None:
+        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay."""
+        rest = (self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:])
+        del self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:]
+        self.flush()
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = (list(c) for c in rest)
+        self.sampled = 0
+
+    def stored_bytes(self) -> int:
+        """Bytes the request rows take at rest (chunks, sparse waits and cold flags; the unflushed tail excluded)."""
+        return sum(a.nbytes for c in self.chunks for a in c) + 16 * len(self.gw_wait) + 8 * len(self.cold)
