@@ -33,17 +33,6 @@ def clustered() -> Scenario:
     return cluster_scenario()
 
 
-#: Hosts a served page may load anything from: this machine (``panel serve`` must never fetch from a remote host).
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-
-
-def remote_requests(urls: list[str]) -> list[str]:
-    """The requests that left this machine (data: and blob: URLs stay in the page)."""
-    from urllib.parse import urlparse
-
-    return [u for u in urls if not u.startswith(("data:", "blob:")) and urlparse(u).hostname not in LOCAL_HOSTS]
-
-
 @pytest.fixture
 def served(page, caplog):
     """The app's page served in-process and opened in Chromium; yields (page, port, dashboards made, log records, console
@@ -51,7 +40,7 @@ def served(page, caplog):
     (clearing its page) after the server is gone."""
     import logging
 
-    from served import serve_component, stop_servers
+    from served import remote_requests, serve_component, stop_servers
 
     from dashboard.ui import Dashboard
 

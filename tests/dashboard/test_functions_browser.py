@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-from served import GUARD_MS, serve_component, stop_servers, wait_until
+from served import GUARD_MS, remote_requests, serve_component, stop_servers, wait_until
 
 from dashboard.ui import Dashboard
 
@@ -33,6 +33,8 @@ JS_IMAGE = """() => {
 @pytest.fixture
 def served_functions(page):
     made: list[Dashboard] = []
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
     page.set_viewport_size({"width": 1500, "height": 1300})
 
     def app():
@@ -46,6 +48,7 @@ def served_functions(page):
     stop_servers()  # first: no tick runs while the sessions are stopped from this thread
     for d in made:
         d.stop(clear_plots=False)
+    assert remote_requests(requests) == [], "requests left the machine"
 
 
 def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(served_functions, artifacts):

@@ -53,6 +53,17 @@ def wait_until(fn: Callable[[], Any], page: Any = None, timeout: float = GUARD_M
             time.sleep(interval / 1000)
 
 
+#: Hosts a served page may load anything from: this machine (``panel serve`` must never fetch from a remote host).
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def remote_requests(urls: list[str]) -> list[str]:
+    """The requests that left this machine (data: and blob: URLs stay in the page)."""
+    from urllib.parse import urlparse
+
+    return [u for u in urls if not u.startswith(("data:", "blob:")) and urlparse(u).hostname not in LOCAL_HOSTS]
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
