@@ -239,6 +239,7 @@ class AppDaemons:
         channel = self.channel
         p = self.p
         order = self._order
+        free_by = self.jobs.earliest_free()
         while due:
             entry = due[0]
             sent = entry[0]
@@ -263,14 +264,17 @@ class AppDaemons:
                 if vm.type is _WORKER:
                     threads = p.worker_threads
                     slot = vm.slot
-                    if slot is None:
-                        busy, avg = 0, 0.0
-                    else:
-                        busy = 0
-                        for th in slot.threads:
-                            if th.free_at > sent:
-                                busy += 1
-                        avg = slot.busy_time / slot.jobs if slot.jobs else 0.0
+                    busy, avg = 0, 0.0
+                    if slot is not None:
+                        mine = slot.threads
+                        if free_by > sent and mine and mine[0].accepting:
+                            busy = len(mine)  # no thread taking jobs is free yet
+                        else:
+                            for th in mine:
+                                if th.free_at > sent:
+                                    busy += 1
+                        if slot.jobs:
+                            avg = slot.busy_time / slot.jobs
                     cpu = busy / threads
                     # fields in order: recv_time, app_state, queue_length, avg_time, threads, cpu, mem, disk
                     beat = _new(Heartbeat, (sent, app, 0, avg, threads, cpu, 0.2 + 0.3 * cpu, 0.1))

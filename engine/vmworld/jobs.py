@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
 
+import numpy as np
+
 from engine.workload.arrivals import ArrivalStream
 from engine.workload.service import ServiceTimes
 
@@ -74,6 +76,9 @@ class JobFlow:
         self._requeued: deque[tuple[float, float, int]] = deque()  # (ready, arrival, job id)
         self.workers: dict[int, WorkerSlot] = {}
         self._uniform = True  # every worker at speed 1 without storage time: a service time is the draw x mean (the same bits)
+        self._scaled: list[float] = []  # see _scaled_draws
+        self._scaled_from: list[float] | None = None
+        self._scaled_mean = math.nan
         self.started = 0  # jobs started and not aborted
         self.aborted = 0
         self.dispatching = True
@@ -125,6 +130,16 @@ class JobFlow:
         if t > self.checkpoint:
             self._advance(t, False)
 
+    def _scaled_draws(self, mean: float) -> list[float]:
+        """The service stream's current batch of draws, each times ``mean`` (kept until the batch or the mean changes).
+
+        ``draw * mean`` here and ``/ speed + storage`` per job are the bits ``draw * mean / speed + storage`` gives."""
+        draws = self.service.buf
+        if draws is not self._scaled_from or mean != self._scaled_mean:
+            self._scaled = (np.asarray(draws, dtype=float) * mean).tolist()  # IEEE products: the bits of x * mean
+            self._scaled_from, self._scaled_mean = draws, mean
+        return self._scaled
+
     def _advance(self, t: float, to_t: bool) -> None:
         """Commit the jobs that start at or before each checkpoint before ``t``, calling :attr:`on_checkpoint` there
         (with the queue as it is at that time), then, if ``to_t``, the jobs that start at or before ``t``.
@@ -141,7 +156,8 @@ class JobFlow:
         wait = self.waits.append
         rows = self.rows
         service = self.service
-        sbuf, si, mean = service.buf, service.i, service.mean  # parameters cannot change inside this call
+        mean, si = service.mean, service.i  # parameters cannot change inside this call
+        sbuf = self._scaled_draws(mean)  # the draws times the mean: a job's service time on a reference thread
         nsbuf = len(sbuf)
         uniform = self._uniform
         seq = self._seq
@@ -177,8 +193,8 @@ class JobFlow:
                 w = th.worker
                 if si >= nsbuf:
                     service.refill()
-                    sbuf, si, nsbuf = service.buf, 0, len(service.buf)
-                s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
+                    sbuf, si, nsbuf = self._scaled_draws(mean), 0, len(service.buf)
+                s = sbuf[si] if uniform else sbuf[si] / w.speed + w.storage_seconds
                 si += 1
                 end = start + s
                 seq += 1
@@ -196,9 +212,6 @@ class JobFlow:
             if dispatching and heap and not requeued:  # then fresh arrivals, in order: the hot loop
                 first = bi
                 while bi < nbuf:
-                    arrival = buf[bi]
-                    if arrival > limit:
-                        break
                     free_at, _, th = heap[0]
                     if not th.accepting:
                         while heap and not heap[0][2].accepting:
@@ -206,14 +219,15 @@ class JobFlow:
                         if not heap:
                             break
                         free_at, _, th = heap[0]
+                    arrival = buf[bi]
                     start = arrival if arrival > free_at else free_at
-                    if start > limit:
+                    if start > limit:  # (an arrival after limit starts after it)
                         break
                     w = th.worker
                     if si >= nsbuf:
                         service.refill()
-                        sbuf, si, nsbuf = service.buf, 0, len(service.buf)
-                    s = sbuf[si] * mean if uniform else sbuf[si] * mean / w.speed + w.storage_seconds
+                        sbuf, si, nsbuf = self._scaled_draws(mean), 0, len(service.buf)
+                    s = sbuf[si] if uniform else sbuf[si] / w.speed + w.storage_seconds
                     si += 1
                     end = start + s
                     seq += 1
@@ -334,15 +348,26 @@ class JobFlow:
         w = self.workers.get(vm_id)
         return 0 if w is None else sum(1 for th in w.threads if th.free_at > t)
 
+    def earliest_free(self) -> float:
+        """A time no thread taking jobs is free before: when it is past ``t``, every such thread is busy at ``t``.
+
+        Every thread taking jobs is in the heap keyed by its ``free_at`` (others may linger there: they only lower it)."""
+        heap = self._heap
+        return heap[0][0] if heap else -math.inf
+
     def thread_counts(self, t: float) -> tuple[int, int]:
         """(threads busy at ``t``, threads taking jobs) in one pass: :meth:`in_service` and :meth:`accepting_threads`.
 
         A worker's threads all take jobs or none do (they are made together, drained and removed together)."""
         busy = accepting = 0
+        all_busy = self.earliest_free() > t  # then only draining threads need a look
         for w in self.workers.values():
             threads = w.threads
             if threads and threads[0].accepting:
                 accepting += len(threads)
+                if all_busy:
+                    busy += len(threads)
+                    continue
             for th in threads:
                 if th.free_at > t:
                     busy += 1
