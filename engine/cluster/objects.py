@@ -94,7 +94,8 @@ class Pod:
     gpu_milli: int = 0
 
     def __post_init__(self) -> None:
-        gpu_request(self.gpus, self.gpu_milli)  # refuse a request no device split can serve, at once
+        # refuse a request no device split can serve, at once; the split is kept (the cached_property below reads it)
+        self.__dict__["gpu_devices"] = gpu_request(self.gpus, self.gpu_milli)
 
     @cached_property
     def gpu_devices(self) -> tuple[int, int]:

@@ -12,13 +12,13 @@ from engine.scheduling.shape_columns import ShapeColumns
 
 def skippy_balance(cpu_share: np.ndarray, memory_share: np.ndarray) -> np.ndarray:
     """Skippy's trunc((1 - |cf - mf|) * 10), 0 where either share reaches 1, as whole-valued floats (the float steps
-    of ``_skippy_balance`` in :mod:`engine.scheduling.balanced`, in place, without its two casts)."""
+    of ``_skippy_balance`` in :mod:`engine.scheduling.balanced`, in place, without its two casts); ``cpu_share`` is overwritten."""
     score = cpu_share - memory_share
     np.abs(score, out=score)
     np.subtract(1.0, score, out=score)
     score *= 10.0
     np.trunc(score, out=score)
-    np.putmask(score, np.maximum(cpu_share, memory_share) >= 1, 0.0)
+    np.putmask(score, np.maximum(cpu_share, memory_share, out=cpu_share) >= 1, 0.0)  # the shares are ours: no new array
     return score
 
 

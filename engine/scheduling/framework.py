@@ -406,6 +406,7 @@ class Scheduler:
         self.start_index = (last_in_scan(passes, start) + 1) % cluster.n
         ctx = ScoringContext(cluster, pod, EVERY_NODE, "skippy", passes)
         total = None  # the first weighted scores (maybe a priority's own array, so later sums make new ones)
+        owned = False  # total is this decision's own float array: later priorities add into it in place
         results = []
         nothing = zero_scores(cluster.n)
         for priority, weight in weighted:
@@ -413,10 +414,14 @@ class Scheduler:
             score = priority.normalize(ctx, raw)
             if score is nothing:  # adding zeros changes no total
                 pass
+            elif owned:  # ``total + weight * score`` is ``weight * score + total`` exactly (IEEE addition commutes)
+                total += score if weight == 1.0 else weight * score
             elif total is None:
                 total = score if weight == 1.0 else weight * score  # the scan's ``weight * score + 0.0``, exactly
+                owned = total is not score and total.dtype.kind == "f"
             else:
                 total = add_weighted(total, weight, score)
+                owned = total.dtype.kind == "f"
             results.append((priority.name, weight, raw, score))
         if total is None:
             total = np.zeros(cluster.n)

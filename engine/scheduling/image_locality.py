@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -12,6 +13,9 @@ from engine.scheduling.static_column import WALK
 
 MIN_THRESHOLD = 23 * MiB
 MAX_THRESHOLD = 1000 * MiB  # per container in current kube; for the whole pod in k8s 1.13 (skippy mode)
+# references to a kept row (scores) while it is brought up to date when nothing outside :class:`PullSeconds` holds it:
+# the slot (the kept tuple and the local name) and getrefcount's argument; more: a decision holds it, so it is copied
+_UNSHARED_ROW, _UNSHARED_SCORES = 2, 3
 
 
 def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
@@ -52,11 +56,11 @@ class PullSeconds:
     """Skippy's whole seconds to pull one image at every node (0 where cached), kept between pods, with what makes the
     bounds over the scored nodes cheap: a node's value is its static pull time until the image is cached there, then 0.
 
-    New pulls (:attr:`Cluster.image_pulls`) are written into a copy of the row, and into a copy of the last scores
-    when the bounds stay. The nodes with the largest and the smallest static times are kept in order: the maximum
+    New pulls (:attr:`Cluster.image_pulls`) are written into the row, and into the last scores when the bounds stay
+    (into copies while a decision still holds them). The nodes with the largest and the smallest static times are kept in order: the maximum
     over the scored nodes is the first scored, uncached one of the largest, the minimum 0 if a scored node holds a 0,
     else the first scored of the smallest. Walks longer than :data:`WALK` give up (None): the caller takes the bounds
-    over every scored node. Rows and scores handed out are never changed.
+    over every scored node. Rows and scores handed out are never changed while anything outside holds them.
     """
 
     __slots__ = (
@@ -70,6 +74,7 @@ class PullSeconds:
         "_zeros",
         "_zeros_all",
         "_scores",
+        "_version",
         "_before",
         "_new",
     )
@@ -84,8 +89,9 @@ class PullSeconds:
         self.row = static
         self._zeros: list[int] = []  # nodes holding a 0 (all of them if _zeros_all, else the first WALK)
         self._zeros_all = True
-        self._scores: tuple | None = None  # (row, bounds, scores) of the last normalisation
-        self._before: np.ndarray | None = None  # the row before the newest pulls ...
+        self._scores: tuple | None = None  # (row version, bounds, scores) of the last normalisation
+        self._version = 0  # bumped whenever the row's values change (a new row, or pulls written into it)
+        self._before: int | None = None  # the row's version before the newest pulls ...
         self._new: list[int] = []  # ... and the nodes they changed
 
     def current(self, cluster: Cluster, image: int) -> np.ndarray:
@@ -97,11 +103,14 @@ class PullSeconds:
             zeros = np.flatnonzero(self.row == 0.0)
             self._zeros, self._zeros_all = zeros[:WALK].tolist(), len(zeros) <= WALK
             self._cached, self._seen, self._before = cluster.image_cached, len(pulls), None
+            self._version += 1
         elif len(pulls) != self._seen:
             new = pulls[self._seen :]
-            self._before, self._new, self._seen = self.row, new, len(pulls)
-            self.row = self.row.copy()
+            self._before, self._new, self._seen = self._version, new, len(pulls)
+            if sys.getrefcount(self.row) > _UNSHARED_ROW:  # a decision holds the row: write a copy (else in place)
+                self.row = self.row.copy()
             self.row[new] = 0.0
+            self._version += 1
             self._zeros.extend(new)
             if len(self._zeros) > WALK:
                 del self._zeros[WALK:]
@@ -136,18 +145,22 @@ class PullSeconds:
         pulls if only those did."""
         kept, row = self._scores, self.row
         if kept is not None and kept[1] == bounds:
-            if kept[0] is row:
+            if kept[0] == self._version:
                 return kept[2]
-            if kept[0] is self._before and self._before is not None:
+            if kept[0] == self._before:
                 new = self._new
-                score = kept[2].copy()
+                score = kept[2]
+                if sys.getrefcount(score) > _UNSHARED_SCORES:  # a decision holds them: patch a copy
+                    score = score.copy()
+                else:
+                    score.flags.writeable = True
                 score[new] = latency_scores(row[new], *bounds)
                 return self._keep(bounds, score)
         return self._keep(bounds, latency_scores(row, *bounds))
 
     def _keep(self, bounds: tuple[float, float], scores: np.ndarray) -> np.ndarray:
         scores.flags.writeable = False
-        self._scores = (self.row, bounds, scores)
+        self._scores = (self._version, bounds, scores)
         return scores
 
 

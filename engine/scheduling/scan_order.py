@@ -19,10 +19,33 @@ def last_in_scan(passes: np.ndarray, start: int) -> int:
     return len(passes) - 1 - int(passes[::-1].argmax())
 
 
+HIDE = 4  # failing maxima hidden (set to -inf and restored) before the winner is found with a mask of every node
+
+
 def first_best_from(total: np.ndarray, passes: np.ndarray, start: int) -> int:
-    """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``."""
+    """Cluster position of the first maximum of ``total`` over the passing nodes of a cyclic walk from ``start``.
+
+    When the overall maximum fails the filter (a storage node holding the pod's data, say) and ``total`` is a writable
+    float array, up to :data:`HIDE` failing maxima are set to -inf while the next is looked for, and put back before
+    returning (``total`` is as it was): an ``argmax`` pass each, instead of a masked copy of every node."""
     best = int(total.argmax())  # the first maximum over every node: if it passes, no mask is needed
     top = total[best]
+    if passes[best] or not total.flags.writeable or total.dtype.kind != "f":
+        return _first_best_from(total, passes, start, best, top)
+    hidden = []
+    try:
+        while not passes[best] and top == top and len(hidden) < HIDE:
+            hidden.append((best, top))
+            total[best] = -np.inf
+            best = int(total.argmax())
+            top = total[best]
+        return _first_best_from(total, passes, start, best, top)  # hidden nodes fail: a mask would hide them as well
+    finally:
+        for node, value in reversed(hidden):
+            total[node] = value
+
+
+def _first_best_from(total: np.ndarray, passes: np.ndarray, start: int, best: int, top: float) -> int:
     if passes[best] and top == top:  # (not NaN)
         if best >= start:  # every node before it holds less
             return best

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Hashable
 
@@ -11,6 +12,9 @@ from engine.cluster.model import Cluster
 
 EVERY_NODE = slice(None)
 SMALL = 4096  # below this many nodes a whole column costs about what finding the changed nodes does: not kept
+# references to a kept column while :meth:`ShapeColumns.column` brings it up to date when nothing outside holds it: the
+# entry's tuple, the local name and getrefcount's argument. More: a decision, or a view of the column, holds it.
+_UNSHARED = 3
 
 
 class ShapeColumns:
@@ -18,7 +22,9 @@ class ShapeColumns:
     resources and the key: kept between pods, recomputed when asked at the nodes :attr:`Cluster.changes` lists since.
 
     ``compute(cluster, key, nodes)`` gives the values at ``nodes`` (positions, or every node as a slice). A column
-    handed out is never changed afterwards (an update writes a copy); the ``keep`` most recently used keys stay.
+    handed out is never changed while anything holds it (an update writes a copy then; a column nothing outside
+    holds any more, as when the last decision of that shape is gone, is updated in place: a 15,000-node column is
+    120 KB to copy); the ``keep`` most recently used keys stay.
     Clusters of fewer than :data:`SMALL` nodes get a fresh column every time.
     """
 
@@ -42,7 +48,8 @@ class ShapeColumns:
             if changed is None or len(changed) > cluster.n // 4:
                 entry = None
             elif changed:
-                values = values.copy()
+                if sys.getrefcount(values) > _UNSHARED:  # a decision (or a view of it) holds the column: write a copy
+                    values = values.copy()
                 nodes = np.array(changed)  # repeats write the same value
                 values[nodes] = self._compute(cluster, key, nodes)
         if entry is None:
