@@ -141,34 +141,13 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
     raise KeyError(name)
 
 
-def _figure(name: str, prefix: str, x_range: Range1d) -> figure:
-    spec = TIME_PLOTS[name]
-    fig = figure(
-        name=f"{prefix}-{name}",
-        title=spec.title,
-        x_range=x_range,
-        y_range=Range1d(0.0, 1.0),
-        height=PLOT_HEIGHT,
-        min_width=300,
-        sizing_mode="stretch_width",
-        tools=TOOLS,
-        active_scroll=None,
-        toolbar_location="right",
-        x_axis_label="simulated time (h:mm:ss)",
-        y_axis_label=spec.ylabel,
-    )
-    fig.toolbar.autohide = True  # the toolbar shows when the mouse is over the plot: titles stay readable
-    fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
-    fig.xaxis.ticker = fig.xgrid.ticker = _time_ticker()
-    return fig
-
-
 def live_figures(sources: Mapping[str, ColumnDataSource], faults: ColumnDataSource, prefix: str) -> LiveFigures:
     """The time plots of ``sources`` (run -> series source; the first run's ``faults`` marked), named ``prefix-NAME``."""
     x_range = Range1d(0.0, 1.0)
     figures, y_columns, fault_items = {}, {}, []
     for name in TIME_PLOTS:
-        fig = _figure(name, prefix, x_range)
+        spec = TIME_PLOTS[name]
+        fig = time_figure(f"{prefix}-{name}", spec.title, spec.ylabel, x_range)
         cols: list[str] = []
         for run, source in sources.items():
             cols += _body(name, fig, source, run)
