@@ -8,7 +8,8 @@ time in Chromium from the click to the new run drawn.
   with data (and back to ``default`` for the VM world). Medians over ``--repeat``, load average (1 min) beside each.
 * ``swap_cpu`` (``--swap``): the event loop's CPU (the thread's clock) of swapping a new run into the page, per world: Reset,
   a switch to the world's scenario (from ``faas-basic`` for the VM world, else from ``default``) and Branch here (a
-  900 s recording of the world, branched at 600 s), each in an in-process Dashboard driven as when served (models in
+  900 s recording of the world, shown in the Replay tab, then branched at 600 s) and Compare (the tab opened, the pair
+  adopted and its first two frames), each in an in-process Dashboard driven as when served (models in
   a Bokeh document, open cards filled, changes held and serialized as ``PATCH-DOC`` messages). The build and the
   re-simulation, which run off the loop when served, are not counted. Medians over ``--repeat``; ``--profile`` prints
   cProfile's top entries over all of them.
@@ -207,6 +208,7 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
     run in this thread between the timed parts and not counted; the model changes' serialization is counted."""
     from bokeh.document import Document
 
+    import dashboard.compare as compare
     import dashboard.recordcard as recordcard
     from dashboard.ui import Dashboard
     from engine import Simulation, load_recording
@@ -218,6 +220,7 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
         return True
 
     recordcard.off_loop = runner
+    compare.off_loop = runner
     prof = cProfile.Profile() if profile else None
 
     def timed(d, action, patches) -> float:
@@ -274,10 +277,18 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
                 d, patches = dashboard(name)
                 d.recordings.warmup.submit = lambda job: None  # no warm-up: the branch is re-simulated in full, untimed
                 d.recordings.open(rec)
+                timed(d, d._tick, patches)  # the recording drawn (as the page shows it before the click), untimed
                 cpu.append(timed(d, lambda d=d, rec=rec: d.recordings.branch(rec, 600.0), patches))
                 assert d.session.branched_from is rec
                 d.stop()
             fig["branch_s"] = cpu[1:]
+            cpu = []
+            for _ in range(repeat + 1):  # Compare opened: the pair built (untimed), adopted, its first two frames
+                d, patches = dashboard(name)
+                cpu.append(timed(d, lambda d=d: d.show_tab("Compare"), patches) + timed(d, d._tick, patches) + timed(d, d._tick, patches))
+                assert d.compare.pair is not None
+                d.stop()
+            fig["compare_s"] = cpu[1:]
             out[name] = {k: round(statistics.median(v), 4) for k, v in fig.items()} | {"load": _load()}
             print(f"swap {name}: " + ", ".join(f"{k} {v}" for k, v in out[name].items()), flush=True)
     if prof is not None:

@@ -83,6 +83,8 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self.restart.on_click(lambda e: self.rebuild())
         self.status = pn.pane.Markdown("", css_classes=["compare-status"], visible=False)
         self.controls = pn.Row(sizing_mode="stretch_width")
+        #: the pair's plots and side controls: set once per pair, so its models are made and sent in one layout change
+        self.body = pn.Column(sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
             pn.pane.Markdown(
                 "Run **A** and run **B**: same scenario, workload and seed; B starts as A with one difference (half the "
@@ -95,8 +97,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
                 pn.Column(pn.pane.Markdown("**Run B** (with B − A)"), self.kpi_b.pane),
                 sizing_mode="stretch_width",
             ),
-            self.plots,
-            self.controls,
+            self.body,
             sizing_mode="stretch_width",
         )
         self.pair: ComparePair | None = None
@@ -153,10 +154,10 @@ class CompareView(TabBase, pn.viewable.Viewer):
             if self.views is None:
                 self.views = TimeSeriesView(("A", "B"), prefix="cmp")
             self.world_plots = None
-            self.plots[:] = [self.views]
+            plots = self.views
         else:
             self.world_plots = WorldPair(pair.a.view)
-            self.plots[:] = [self.world_plots.layout]
+            plots = self.world_plots.layout
         sections = pair.a.view.compare_sections
         sides = []
         self.side_controls = []
@@ -164,7 +165,10 @@ class CompareView(TabBase, pn.viewable.Viewer):
             ctl = LiveControls(s, sections=sections, collapsed_all=True, scope=label)
             self.side_controls.append(ctl)
             sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
+        self.plots[:] = [plots]
         self.controls[:] = sides
+        if not len(self.body):  # the first pair: its holders filled before they join the page, so the plots and controls
+            self.body[:] = [self.plots, self.controls]  # reach it in one layout change (one graph walk, one message), not two
         self._new_pair = True
         self.ctx.mark_urgent()
 

@@ -32,7 +32,7 @@ class AppContext:
     )
     show_tab: Callable[[str], None] = _nothing  # bring a tab to the front by title
     mark_urgent: Callable[..., None] = _nothing  # draw at the next tick
-    adopt_run: Callable[[], None] = _nothing  # the session has a new run: draw it now, in one held update
+    adopt_run: Callable[..., None] = _nothing  # the session has a new run: draw it now, in one held update
     sync_run_card: Callable[[], None] = _nothing  # the Run card shows the session's scenario and seed again
     active_own_clock: Callable[[], bool] = lambda: False  # is a tab with its own clock (Compare, Replay) on screen?
     served: Callable[[], bool] = lambda: False  # is the tick loop running (a served page), or not (a notebook, a test)?

@@ -21,7 +21,7 @@ from dashboard.branch import BranchTab
 from dashboard.context import AppContext
 from dashboard.export import export_html
 from dashboard.offloop import EXECUTOR, off_loop
-from dashboard.recordings import download_name
+from dashboard.recordings import download_name, recording_view
 from dashboard.replay import ReplayTab, is_session_file
 from dashboard.warmup import BranchWarmup
 from engine import InputError, ParamError, Recording, Simulation, load_recording, parse_recording
@@ -149,6 +149,9 @@ class Recordings:
         """The Replay tab shows ``rec`` at ``at``: start re-simulating it up to there (served only: off the loop)."""
         if self.ctx.served():
             self.warmup.aim(rec, at)
+            if self.branch_tab._views is None and "vm-series" in recording_view(rec).views:
+                # the Branch tab's plots (Bokeh figures, not yet on the page) made now, after this frame, not on the click
+                pn.state.execute(lambda: self.branch_tab.views, schedule=True)
 
     def branch(self, rec: Recording, at: float) -> None:
         """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab.
@@ -176,8 +179,9 @@ class Recordings:
             ctx.session.playing = False
             ctx.session.continue_from(sim, branched_from=rec)
             ctx.sync_run_card()
-            ctx.adopt_run()  # the new run's controls and tabs now (the Branch tab applies), drawn once
-            ctx.show_tab("Branch")
+            if self.branch_tab.parent is None:  # the tab shows no branch: bound to this one before it joins the page, not after
+                self.branch_tab.clear()
+            ctx.adopt_run("Branch")  # the new run's controls and tabs now, the Branch tab in front, drawn once
             ctx.say(
                 f"Branched from {rec.path.name} at {plots.hms(at)}: change parameters in the sidebar, then press Play. "
                 "The Branch tab shows parent and branch from the branch point on."

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import panel as pn
+import param
 
 from dashboard.context import AppContext
 from dashboard.tabs import Tab, TabSpec
@@ -34,18 +35,26 @@ class TabSet:
 
     def arrange(self, keep: str | None = None) -> None:
         """Show the tabs that apply to the session's run (the one shown stays in front if it still applies)."""
-        active = keep or self.active
+        active = self.active
         shown = [spec for spec in self.table if spec.applies(self.ctx.session)]
         for spec in shown:
             self.specs[spec.title] = spec
             self.holders.setdefault(spec.title, pn.Column(sizing_mode="stretch_width", css_classes=[f"tab-{spec.title.lower()}"]))
         titles = [spec.title for spec in shown]
+        active = keep if keep in titles else active  # ``keep``: the tab to bring to the front, when it applies
+        front = titles.index(active) if active in titles else 0
         self._building = True
         try:
             if titles != self.titles or not len(self.tabs):  # the same tabs (a reset, a branch in the same world): kept as they are
                 self.titles = titles
-                self.tabs[:] = [(t, self.holders[t]) for t in titles]
-            self.tabs.active = titles.index(active) if active in titles else 0
+                if titles:
+                    self.ensure(titles[front])  # its view in its holder before the new list joins the page
+                # the new list and the tab in front in one change: the (dynamic) tabs are rendered once, not twice
+                self.tabs.param.active.bounds = (-1, len(titles) - 1)
+                with param.parameterized.batch_call_watchers(self.tabs):
+                    self.tabs[:] = [(t, self.holders[t]) for t in titles]
+                    self.tabs.active = front
+            self.tabs.active = front
         finally:
             self._building = False
         self.ensure(self.active)

@@ -396,15 +396,16 @@ class Dashboard(pn.viewable.Viewer):
             self.controls.rebind()
         self.loop.mark_urgent()
 
-    def adopt_run(self) -> None:
-        """The session holds a new run: swap it into every view now, in one held update (a branch, an upload)."""
+    def adopt_run(self, tab: str | None = None) -> None:
+        """The session holds a new run: swap it into every view now, in one held update (a branch, an upload); ``tab``:
+        the tab to bring to the front with it (in the same change of the tab list)."""
         with pn.io.hold():  # not frozen: see _tick
             self.loop.new_run = False
-            self._swap_run()
+            self._swap_run(tab)
         if self._callback is None:  # not served (a notebook, a test): draw the new run now
             self.refresh()
 
-    def _swap_run(self) -> None:
+    def _swap_run(self, tab: str | None = None) -> None:
         s = self.session
         self.stuck_alert.visible = False
         if s.sim is None:  # released: nothing to draw
@@ -413,7 +414,7 @@ class Dashboard(pn.viewable.Viewer):
             self.run_view.sample_interval = s.sim.sections["run"].sample_interval
         for view in self.tabset.views.values():
             view.clear()
-        self.tabset.arrange()
+        self.tabset.arrange(keep=tab)
         self.fault_card.rebuild()
         self.kpis.update(s.kpis(), view=s.view)
         if s.scenario != self._drawn_scenario:  # another scenario: its first minutes at once (a reset starts at t=0)
