@@ -91,6 +91,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._was_playing = False
         self._sought = False  # the last move was a jump (slider, timeline, marker), not play
         self._heatmaps_due = False  # a scrub's heatmaps wait for it to rest (see flush)
+        self._first_draw = False  # a recording was loaded: its first drawing may make models (ticks, hovers)
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
         self._on_branch, self._on_open, self._on_shown = on_branch, on_open, on_shown
         self.kpi_row = KpiRow()
@@ -217,6 +218,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.events.clear()
         self.placement_tab.clear()  # new plots: another recording may have another cluster
         self._new_feed()
+        self._first_draw = True
 
     def _open_example(self) -> None:
         path = self.examples.value
@@ -242,8 +244,9 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
     @property
     def streams_only(self) -> bool:
         """Will this tick's drawing only set data and values (no model made: the tick walks no model graph)? Yes for a
-        scrub, whose heatmaps wait; no while playing or when the heatmaps of a rested scrub are due."""
-        return self._target is not None or (self.at == self._shown and not (self._heatmaps_due or self._was_playing))
+        scrub, and for every tick after a recording's first drawing: the heatmaps are Bokeh figures made once whose data is
+        replaced (``dashboard.heatfigures``), so playing and a rested scrub's heatmaps make no model either."""
+        return not self._first_draw
 
     def seek(self, at: float) -> None:
         """Show the state at simulated time ``at`` (from the next tick)."""
@@ -319,6 +322,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
                 self.placement_tab.flush(at)
                 self._heatmaps_due = False
         done = not self._heatmaps_due
+        self._first_draw = self._first_draw and not done
         self.kpi_row.update({**self.tracker.kpis(at), "time": at}, view=self.view)
         if self.cursor.location != at:
             self.cursor.location = at
