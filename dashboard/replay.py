@@ -197,6 +197,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         plotted = {t: self.frames[t] for t in self._plotted}
         if "vm-series" in self.view.views:  # the live tab's plain Bokeh figures: no HoloViews to render
             self.series.load_vm(plotted, self.interval)
+        elif "functions" in self.view.views:  # the Functions tab's
+            self.series.load_functions(plotted)
         else:
             self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), plotted, self.view.sample_table)
         marks = recording_markers(rec)
@@ -222,7 +224,12 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
 
     def _open_example(self) -> None:
         path = self.examples.value
-        if path is not None:
+        if path is None:
+            return
+        # A button's click is a Bokeh event, which Panel handles without the session's document lock and without a
+        # hold: a Bokeh model changed there directly (a figure's data, a title themed by a HoloViews render) raised
+        # "_pending_writes should be non-None" and the opening stopped half way. Held, the changes go out as one patch.
+        with pn.io.hold():
             self._on_open(load_recording(path))
 
     # -- the replay's clock (the TabView protocol of a tab that runs its own clock) --------------------------------

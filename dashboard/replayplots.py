@@ -106,6 +106,20 @@ class SeriesAt(pn.viewable.Viewer):
         self.figures = dict(drawn.figures)
         self._place()
 
+    def load_functions(self, frames: dict[str, pd.DataFrame]) -> None:
+        """New plots for a functions-world recording: the Functions tab's Bokeh figures (a source per function, no
+        HoloViews: rendering its overlays of a curve per function and column took most of such a replay's opening)."""
+        from dashboard.functions import FunctionPlots
+
+        self.sample_table = "function_samples"
+        self.frames = self._thin(frames)
+        samples = self.frames.get("function_samples", pd.DataFrame())
+        drawn = FunctionPlots(self.prefix, window=max(len(samples), 1))
+        drawn.push(samples)
+        drawn.flush()
+        self.figures = dict(drawn.figures)
+        self._place()
+
     def _place(self) -> None:
         """Each figure's sources in time order, cut at the scrubbed time from now on; the figures on the page."""
         self._cuts, self._faults = [], []
