@@ -27,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import holoviews as hv
 import pandas as pd
 import panel as pn
 from bokeh.events import Tap
@@ -39,10 +38,10 @@ from dashboard.feed import Feed, FramesSource
 from dashboard.frames import cut
 from dashboard.kpis import KpiTracker, world_view
 from dashboard.recordings import describe, recording_markers, recording_view, sample_interval
-from dashboard.replayplots import SeriesAt
+from dashboard.replayplots import SeriesAt, TimelineFigure
 from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW
 from dashboard.tabs import TabBase
-from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices, timeline_body, timeline_opts
+from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices
 from dashboard.views import WINDOW, EventLog, KpiRow, PlacementTab
 from dashboard.worldplots import time_plots
 from engine import Recording, load_recording
@@ -120,6 +119,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.open_example.on_click(lambda e: self._open_example())
         self.info = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-info"])
         self.cursor = cursor(0.0)
+        self.strip: TimelineFigure | None = None  # made with the first recording
         self.timeline = pn.Column(sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT, margin=0)
         # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
         # handle is being dragged to, so that label, views and Branch button never disagree.
@@ -348,12 +348,14 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
 
     # -- widgets -------------------------------------------------------------------------------------------------
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
-        """The recording's markers drawn once, and a cursor at the scrubbed time that moves alone; a click jumps there."""
-        strip = hv.render(timeline_body(marks).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline")), backend="bokeh")
-        self.cursor = cursor(self.until)
-        strip.add_layout(self.cursor)
-        strip.on_event(Tap, lambda e: self.seek(e.x) if e.x is not None else None)
-        self.timeline[:] = [pn.pane.Bokeh(strip, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)]
+        """The recording's markers, and a cursor at the scrubbed time that moves alone; a click jumps there. The strip is
+        made with the first recording and kept: another recording replaces its data."""
+        if self.strip is None:
+            self.strip = TimelineFigure(f"{REPLAY_PREFIX}-timeline")
+            self.strip.figure.on_event(Tap, lambda e: self.seek(e.x) if e.x is not None else None)
+            self.timeline[:] = [pn.pane.Bokeh(self.strip.figure, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)]
+        self.strip.show(marks, self.until)
+        self.cursor = self.strip.cursor
 
     def _scrubbed(self, event: Any) -> None:
         if not self._setting_slider and event.new is not None:
