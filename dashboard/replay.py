@@ -252,8 +252,10 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
     def streams_only(self) -> bool:
         """Will this tick's drawing only set data and values (no model made: the tick walks no model graph)? Yes for a
         scrub, and for every tick after a recording's first drawing: the heatmaps are Bokeh figures made once whose data is
-        replaced (``dashboard.heatfigures``), so playing and a rested scrub's heatmaps make no model either."""
-        return not self._first_draw
+        replaced (``dashboard.heatfigures``), so playing and a rested scrub's heatmaps make no model either. A scrub
+        before the first drawing is done streams too (its heatmaps wait for the rest): frozen, every scrub step paid a
+        walk of the page's models (~80 ms) until the scrub rested."""
+        return not self._first_draw or self._target is not None
 
     def seek(self, at: float) -> None:
         """Show the state at simulated time ``at`` (from the next tick)."""
