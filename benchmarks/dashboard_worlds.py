@@ -67,7 +67,7 @@ def scrub_step_server_s(rec_path: Path, steps: int = 20) -> list[float]:
     for t in np.linspace(r.until * 0.2, r.until, steps):
         t0 = time.thread_time()
         r.seek(float(t))
-        with pn.io.hold(doc), (contextlib.nullcontext() if r.streams_only else doc.models.freeze()):
+        with pn.io.hold(doc), contextlib.nullcontext() if r.streams_only else doc.models.freeze():
             r.tick(0.1, 60.0, False)
             r.flush(r.now(), DRAW_BUDGET)
         out.append(time.thread_time() - t0)
