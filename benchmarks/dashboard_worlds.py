@@ -44,10 +44,17 @@ def _figure(seconds: float) -> dict:
 
 
 def scrub_step_server_s(rec_path: Path, steps: int = 20) -> list[float]:
-    """Server time of one scrub step (seek, tick, draw every Replay view) in this process, the page's models in a Bokeh
-    document as when served (without one, HoloViews draws nothing and a step looks cheaper than it is)."""
+    """Server CPU of one scrub step (seek, then one tick drawn as a served tick draws it: in a hold, frozen unless the
+    tab only streams, within the tick's draw budget) in this process, the page's models in a Bokeh document as when
+    served (without one, HoloViews draws nothing and a step looks cheaper than it is). CPU of this thread
+    (``time.thread_time``): the served page's server thread and the Branch-here warm-up worker, which share the process,
+    are not the step's."""
+    import contextlib
+
+    import panel as pn
     from bokeh.document import Document
 
+    from dashboard.ticker import DRAW_BUDGET
     from dashboard.ui import Dashboard
     from engine import load_recording
 
@@ -58,11 +65,12 @@ def scrub_step_server_s(rec_path: Path, steps: int = 20) -> list[float]:
     r = d.recordings.replay_tab
     out = []
     for t in np.linspace(r.until * 0.2, r.until, steps):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         r.seek(float(t))
-        r.tick(0.1, 60.0, False)
-        r.flush(r.now())
-        out.append(time.perf_counter() - t0)
+        with pn.io.hold(doc), contextlib.nullcontext() if r.streams_only else doc.models.freeze():
+            r.tick(0.1, 60.0, False)
+            r.flush(r.now(), DRAW_BUDGET)
+        out.append(time.thread_time() - t0)
     d.stop()
     return out
 

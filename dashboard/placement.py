@@ -9,7 +9,6 @@ import html
 import math
 from typing import Any
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -18,6 +17,7 @@ from dashboard import plots
 from dashboard.controls import label_of
 from dashboard.frames import NodeLayout, placement_deltas, rescore
 from dashboard.gpu import GpuDeviceView
+from dashboard.heatfigures import PlacementFigure, ScoreFigure
 from dashboard.tabs import TabBase
 from engine import PRIORITY_WEIGHTS
 
@@ -28,7 +28,8 @@ HEATMAP_COLUMNS = 120
 
 
 class PlacementView(pn.viewable.Viewer):
-    """Nodes (grouped by region and type) x time, coloured by replicas or cpu allocation: an ``hv.Image`` grid.
+    """Nodes (grouped by region and type) x time, coloured by replicas or cpu allocation: one Bokeh image
+    (:class:`~dashboard.heatfigures.PlacementFigure`, made once; its data replaced only when the grid changed).
 
     Built from the ``nodes`` table and the ``placements`` table (each bind adds the pod to its node, each
     release or loss takes it away); live it shows the newest ``span`` simulated seconds (the time plots' window).
@@ -41,15 +42,15 @@ class PlacementView(pn.viewable.Viewer):
         self.metric = pn.widgets.RadioButtonGroup(options=["replicas", "utilisation"], value="replicas", color="light")
         self.metric.param.watch(lambda e: self.flush(self._now, force=True), "value")
         self.note = pn.pane.Markdown("No cluster in this scenario: placement views appear for scenarios with a `cluster`.", visible=False)
-        self.plot = pn.pane.HoloViews(None, linked_axes=False, sizing_mode="stretch_width", min_height=300)
+        self.heat = PlacementFigure(figure)
+        self.plot = pn.pane.Bokeh(self.heat.figure, sizing_mode="stretch_width", min_height=300)
         self.layout = pn.Column(pn.Row(pn.pane.Markdown("**Colour by**"), self.metric), self.note, self.plot, sizing_mode="stretch_width")
         self.clear()
 
     def clear(self) -> None:
         self.nodes: NodeLayout | None = None
         self.rewind()
-        self.pipe: hv.streams.Pipe | None = None  # the plot is made with the first frame: its height fits the nodes
-        self.plot.object = None
+        self.heat.clear()  # a new run: nothing of the old grid stays
 
     def rewind(self) -> None:
         """Drop the placements but keep the nodes and the plot (a replay scrubbed back feeds them again from t=0)."""
@@ -57,10 +58,6 @@ class PlacementView(pn.viewable.Viewer):
         self._now = 0.0
         self._dirty = self.nodes is not None
         self.times: np.ndarray = np.zeros(0)
-
-    def _draw(self, data: Any) -> hv.Overlay:
-        layout, deltas, times, metric = data
-        return plots.placement_heatmap(layout, deltas, times, metric, figure=self.figure)
 
     def push(self, nodes: pd.DataFrame, placements: pd.DataFrame) -> None:
         """New rows of the ``nodes`` and ``placements`` tables."""
@@ -88,12 +85,9 @@ class PlacementView(pn.viewable.Viewer):
         lo = max(0.0, now - self.span) if start is None else start
         self.times = np.linspace(lo, max(now, lo + 1.0), HEATMAP_COLUMNS)
         self._dirty = False
-        frame = (self.nodes, self.deltas, self.times, self.metric.value)
-        if self.pipe is None:
-            self.pipe = hv.streams.Pipe(data=frame)
-            self.plot.param.update(object=hv.DynamicMap(self._draw, streams=[self.pipe]), min_height=plots.placement_height(self.nodes))
-        else:
-            self.pipe.send(frame)
+        # the figure's own height fits the nodes (set in draw); the pane's is not changed: setting a Bokeh pane's layout
+        # parameter after it is shown makes Panel re-sync its properties and fail on the figure's stylesheets
+        self.heat.draw(self.nodes, self.deltas, self.times, self.metric.value)
 
     def grid(self) -> np.ndarray:
         """The grid on screen (display rows x columns)."""
@@ -126,7 +120,8 @@ class ScoreView(pn.viewable.Viewer):
         self.choice.param.watch(lambda e: self._redraw(), "value")
         self.note = pn.pane.Markdown("No placement yet (or no cluster in this scenario).")
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["score-status"])
-        self.plot = pn.pane.HoloViews(None, linked_axes=False, sizing_mode="stretch_width", min_height=plots.SCORE_HEIGHT)
+        self.heat = ScoreFigure(figure)  # made once; a decision replaces its data
+        self.plot = pn.pane.Bokeh(self.heat.figure, sizing_mode="stretch_width", min_height=plots.SCORE_HEIGHT)
         self.infeasible = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.layout = pn.Column(self.choice, self.note, self.status, self.plot, self.infeasible, sizing_mode="stretch_width")
         self.clear()
@@ -134,8 +129,7 @@ class ScoreView(pn.viewable.Viewer):
     def clear(self) -> None:
         self.shown = None  # a new plot follows: nothing to empty in the old one
         self.rewind()
-        self.pipe = hv.streams.Pipe(data=None)
-        self.plot.object = hv.DynamicMap(self._draw, streams=[self.pipe])
+        self.heat.clear()
 
     def rewind(self) -> None:
         """Drop every decision but keep the plot (a replay scrubbed back feeds them again from t=0)."""
@@ -150,14 +144,6 @@ class ScoreView(pn.viewable.Viewer):
         self.choice.options = [LATEST]
         self.choice.value = LATEST
         self.status.object = ""
-
-    def _draw(self, data: Any) -> hv.Overlay:
-        if data is None:  # no decision yet: an empty grid of the same size
-            return hv.Overlay([hv.Image(np.zeros((1, 1)))]).opts(
-                responsive=True, height=plots.SCORE_HEIGHT, title="Scores of a placement", toolbar=None
-            )
-        block, weights, placed_at = data
-        return plots.score_heatmap(block, weights, placed_at, figure=self.figure)
 
     def push(self, placements: pd.DataFrame, breakdowns: pd.DataFrame) -> None:
         """New rows of the ``placements`` and ``breakdowns`` tables: one history entry per decision with a breakdown."""
@@ -204,7 +190,7 @@ class ScoreView(pn.viewable.Viewer):
         if chosen is None:
             if self._blank:  # rewound to before the first decision: the empty grid
                 self._blank = False
-                self.pipe.send(None)
+                self.heat.clear()
             return
         self._blank = False
         block, at = chosen
@@ -216,7 +202,7 @@ class ScoreView(pn.viewable.Viewer):
             )
             weights = None if unchanged else self.weights
             self.shown = (block, weights, at)
-            self.pipe.send(self.shown)
+            self.heat.draw(block, weights, at)
             from dashboard.frames import score_grid
 
             rejected = score_grid(block).infeasible

@@ -299,6 +299,11 @@ def placement_height(layout: NodeLayout) -> int:
     return max(300, min(640, 14 * len(layout.labels) + 120))
 
 
+def placement_title(label: str) -> str:
+    """The placement heatmap's title for what its colour shows."""
+    return f"Placement over time: {label} per node (nodes grouped by region)"
+
+
 def placement_heatmap(
     layout: NodeLayout, deltas: pd.DataFrame, times: np.ndarray, metric: str = "replicas", figure: str | None = None
 ) -> hv.Overlay:
@@ -329,7 +334,7 @@ def placement_heatmap(
         ticks = [(i + 0.5, lbl) for i, lbl in enumerate(layout.labels)]
     edges = hv.HLines([float(a) for _, a, _ in blocks[1:]]).opts(color="white", line_width=1.5)
     return (img * edges).opts(
-        title=f"Placement over time: {label} per node (nodes grouped by region)",
+        title=placement_title(label),
         responsive=True,
         height=placement_height(layout),
         yticks=ticks,
@@ -406,18 +411,8 @@ def score_heatmap(
         )
     yticks = [(i + 0.5, f"{'★ ' if n == grid.winner else ''}{n} ({grid.totals[n]:.1f})") for i, n in enumerate(grid.nodes)]
     xticks = [(i + 0.5, p) for i, p in enumerate(grid.priorities)]
-    when = f" at {hms(placed_at)}" if placed_at is not None else ""
-    if preview:
-        before = block.loc[block["winner"].astype(bool), "node"]
-        chose = str(before.iloc[0]) if len(before) else "none"
-        tie = "; a tie" if bool(shown.get("tie", pd.Series([False])).any()) else ""  # the status line says how each mode breaks it
-        title = f"PREVIEW{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
-    else:
-        title = f"Scores of the placement{when}: chose {grid.winner or 'none (pending)'}"
-    if grid.scored > rows:
-        title += f"; best {rows} of {grid.scored} scored nodes"
     return hv.Overlay(parts).opts(
-        title=title,
+        title=score_title(block, shown, grid, preview, placed_at),
         xticks=xticks,
         yticks=yticks,
         xrotation=30,
@@ -429,6 +424,21 @@ def score_heatmap(
         hooks=_hooks(name_hook(figure) if figure else None),
         framewise=True,  # each decision has its own nodes: ranges follow every frame
     )
+
+
+def score_title(block: pd.DataFrame, shown: pd.DataFrame, grid: ScoreGrid, preview: bool, placed_at: float | None) -> str:
+    """The score heatmap's title: the decision (or, as a preview, what ``shown``'s re-scoring would choose instead)."""
+    when = f" at {hms(placed_at)}" if placed_at is not None else ""
+    if preview:
+        before = block.loc[block["winner"].astype(bool), "node"]
+        chose = str(before.iloc[0]) if len(before) else "none"
+        tie = "; a tie" if bool(shown.get("tie", pd.Series([False])).any()) else ""  # the status line says how each mode breaks it
+        title = f"PREVIEW{when}: would choose {grid.winner or 'none'} (chose {chose}){tie}"
+    else:
+        title = f"Scores of the placement{when}: chose {grid.winner or 'none (pending)'}"
+    if grid.scored > len(grid.nodes):
+        title += f"; best {len(grid.nodes)} of {grid.scored} scored nodes"
+    return title
 
 
 def hover_columns() -> list[str]:

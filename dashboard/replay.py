@@ -27,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import holoviews as hv
 import pandas as pd
 import panel as pn
 from bokeh.events import Tap
@@ -39,10 +38,10 @@ from dashboard.feed import Feed, FramesSource
 from dashboard.frames import cut
 from dashboard.kpis import KpiTracker, world_view
 from dashboard.recordings import describe, recording_markers, recording_view, sample_interval
-from dashboard.replayplots import SeriesAt
+from dashboard.replayplots import SeriesAt, TimelineFigure
 from dashboard.session import MAX_TICK_GAP, SPEED_WINDOW
 from dashboard.tabs import TabBase
-from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices, timeline_body, timeline_opts
+from dashboard.timeline import TIMELINE_HEIGHT, cursor, marker_choices
 from dashboard.views import WINDOW, EventLog, KpiRow, PlacementTab
 from dashboard.worldplots import time_plots
 from engine import Recording, load_recording
@@ -91,6 +90,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self._was_playing = False
         self._sought = False  # the last move was a jump (slider, timeline, marker), not play
         self._heatmaps_due = False  # a scrub's heatmaps wait for it to rest (see flush)
+        self._first_draw = False  # a recording was loaded: its first drawing may make models (ticks, hovers)
         self._progress: deque[tuple[float, float, float]] = deque(maxlen=200)
         self._on_branch, self._on_open, self._on_shown = on_branch, on_open, on_shown
         self.kpi_row = KpiRow()
@@ -119,6 +119,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.open_example.on_click(lambda e: self._open_example())
         self.info = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-info"])
         self.cursor = cursor(0.0)
+        self.strip: TimelineFigure | None = None  # made with the first recording
         self.timeline = pn.Column(sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT, margin=0)
         # The label is the server's: it names the time the views show (set with them in :meth:`flush`), not where the
         # handle is being dragged to, so that label, views and Branch button never disagree.
@@ -196,6 +197,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         plotted = {t: self.frames[t] for t in self._plotted}
         if "vm-series" in self.view.views:  # the live tab's plain Bokeh figures: no HoloViews to render
             self.series.load_vm(plotted, self.interval)
+        elif "functions" in self.view.views:  # the Functions tab's
+            self.series.load_functions(plotted)
         else:
             self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), plotted, self.view.sample_table)
         marks = recording_markers(rec)
@@ -217,10 +220,16 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.events.clear()
         self.placement_tab.clear()  # new plots: another recording may have another cluster
         self._new_feed()
+        self._first_draw = True
 
     def _open_example(self) -> None:
         path = self.examples.value
-        if path is not None:
+        if path is None:
+            return
+        # A button's click is a Bokeh event, which Panel handles without the session's document lock and without a
+        # hold: a Bokeh model changed there directly (a figure's data, a title themed by a HoloViews render) raised
+        # "_pending_writes should be non-None" and the opening stopped half way. Held, the changes go out as one patch.
+        with pn.io.hold():
             self._on_open(load_recording(path))
 
     # -- the replay's clock (the TabView protocol of a tab that runs its own clock) --------------------------------
@@ -242,8 +251,11 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
     @property
     def streams_only(self) -> bool:
         """Will this tick's drawing only set data and values (no model made: the tick walks no model graph)? Yes for a
-        scrub, whose heatmaps wait; no while playing or when the heatmaps of a rested scrub are due."""
-        return self._target is not None or (self.at == self._shown and not (self._heatmaps_due or self._was_playing))
+        scrub, and for every tick after a recording's first drawing: the heatmaps are Bokeh figures made once whose data is
+        replaced (``dashboard.heatfigures``), so playing and a rested scrub's heatmaps make no model either. A scrub
+        before the first drawing is done streams too (its heatmaps wait for the rest): frozen, every scrub step paid a
+        walk of the page's models (~80 ms) until the scrub rested."""
+        return not self._first_draw or self._target is not None
 
     def seek(self, at: float) -> None:
         """Show the state at simulated time ``at`` (from the next tick)."""
@@ -319,6 +331,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
                 self.placement_tab.flush(at)
                 self._heatmaps_due = False
         done = not self._heatmaps_due
+        self._first_draw = self._first_draw and not done
         self.kpi_row.update({**self.tracker.kpis(at), "time": at}, view=self.view)
         if self.cursor.location != at:
             self.cursor.location = at
@@ -337,12 +350,14 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
 
     # -- widgets -------------------------------------------------------------------------------------------------
     def _draw_timeline(self, marks: pd.DataFrame) -> None:
-        """The recording's markers drawn once, and a cursor at the scrubbed time that moves alone; a click jumps there."""
-        strip = hv.render(timeline_body(marks).opts(**timeline_opts(self.until, figure=f"{REPLAY_PREFIX}-timeline")), backend="bokeh")
-        self.cursor = cursor(self.until)
-        strip.add_layout(self.cursor)
-        strip.on_event(Tap, lambda e: self.seek(e.x) if e.x is not None else None)
-        self.timeline[:] = [pn.pane.Bokeh(strip, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)]
+        """The recording's markers, and a cursor at the scrubbed time that moves alone; a click jumps there. The strip is
+        made with the first recording and kept: another recording replaces its data."""
+        if self.strip is None:
+            self.strip = TimelineFigure(f"{REPLAY_PREFIX}-timeline")
+            self.strip.figure.on_event(Tap, lambda e: self.seek(e.x) if e.x is not None else None)
+            self.timeline[:] = [pn.pane.Bokeh(self.strip.figure, sizing_mode="stretch_width", min_height=TIMELINE_HEIGHT)]
+        self.strip.show(marks, self.until)
+        self.cursor = self.strip.cursor
 
     def _scrubbed(self, event: Any) -> None:
         if not self._setting_slider and event.new is not None:

@@ -19,11 +19,14 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
-from bokeh.models import ColumnDataSource, GlyphRenderer, LegendItem
+from bokeh.models import ColumnDataSource, CustomJSHover, CustomJSTickFormatter, GlyphRenderer, HoverTool, LegendItem, Range1d
+from bokeh.plotting import figure
 
 from dashboard import plots
 from dashboard.frames import SERIES_COLUMNS, cut, fault_frame, series_frame
 from dashboard.liveplots import live_figures
+from dashboard.plothooks import _time_ticker, hms_js
+from dashboard.timeline import LANES, TIMELINE_HEIGHT, cursor
 
 #: Glyph properties that name a renderer's time column, in the order they are looked for.
 X_FIELDS = ("x", "x0", "left")
@@ -106,6 +109,20 @@ class SeriesAt(pn.viewable.Viewer):
         self.figures = dict(drawn.figures)
         self._place()
 
+    def load_functions(self, frames: dict[str, pd.DataFrame]) -> None:
+        """New plots for a functions-world recording: the Functions tab's Bokeh figures (a source per function, no
+        HoloViews: rendering its overlays of a curve per function and column took most of such a replay's opening)."""
+        from dashboard.functions import FunctionPlots
+
+        self.sample_table = "function_samples"
+        self.frames = self._thin(frames)
+        samples = self.frames.get("function_samples", pd.DataFrame())
+        drawn = FunctionPlots(self.prefix, window=max(len(samples), 1))
+        drawn.push(samples)
+        drawn.flush()
+        self.figures = dict(drawn.figures)
+        self._place()
+
     def _place(self) -> None:
         """Each figure's sources in time order, cut at the scrubbed time from now on; the figures on the page."""
         self._cuts, self._faults = [], []
@@ -165,3 +182,59 @@ class SeriesAt(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
+
+
+class TimelineFigure:
+    """The strip of a recording's markers (:func:`dashboard.timeline.timeline_plot`'s lanes, faint lines and hovers) as
+    one Bokeh figure made once per tab, with a cursor at the scrubbed time: a recording replaces its sources' data.
+
+    Not rendered through HoloViews: ``hv.render`` in a served callback themes the session's whole document (a walk of
+    every model, and a change to every title made outside HoloViews), and it was a sixth of a replay's opening."""
+
+    def __init__(self, name: str):
+        self.lines = ColumnDataSource({"time": np.zeros(0)})
+        self.lanes = {kind: ColumnDataSource(_lane_data(pd.DataFrame({"time": [], "label": []}), y)) for kind, (y, *_rest) in LANES.items()}
+        fig = figure(
+            name=name,
+            title="Timeline: faults, parameter changes, play / pause / speed",
+            x_range=Range1d(0.0, 1.0),
+            y_range=Range1d(-0.6, 2.6),
+            height=TIMELINE_HEIGHT,
+            min_width=300,
+            sizing_mode="stretch_width",
+            tools="xpan,xwheel_zoom,reset",
+            toolbar_location="right",
+            x_axis_label="simulated time (h:mm:ss)",
+        )
+        fig.toolbar.autohide = True
+        fig.yaxis.visible = False
+        fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
+        fig.xaxis.ticker = _time_ticker()
+        fig.xgrid.ticker = fig.xaxis[0].ticker
+        fig.vspan(x="time", source=self.lines, line_color="#999999", line_width=1, line_alpha=0.35)
+        when = CustomJSHover(code=hms_js("value"))
+        for kind, (_y, color, marker, legend) in LANES.items():
+            dots = fig.scatter("time", "lane", source=self.lanes[kind], color=color, marker=marker, size=11, legend_label=legend)
+            fig.add_tools(
+                HoverTool(renderers=[dots], tooltips=[("time", "@{time}{custom}"), (legend, "@{label}")], formatters={"@{time}": when})
+            )
+        fig.add_layout(fig.legend[0], "right")
+        self.cursor = cursor(0.0)
+        fig.add_layout(self.cursor)
+        self.figure = fig
+
+    def show(self, marks: pd.DataFrame, until: float) -> None:
+        """The markers of a recording of ``until`` simulated seconds, the cursor at its end."""
+        self.lines.data = {"time": marks["time"].to_numpy(dtype=float)}
+        for kind, (y, *_rest) in LANES.items():
+            self.lanes[kind].data = _lane_data(marks[marks["kind"] == kind], y)
+        self.figure.x_range.update(start=0.0, end=max(float(until), 1.0))
+        self.cursor.location = float(until)
+
+
+def _lane_data(rows: pd.DataFrame, y: float) -> dict[str, np.ndarray]:
+    return {
+        "time": rows["time"].to_numpy(dtype=float),
+        "lane": np.full(len(rows), float(y)),
+        "label": rows["label"].astype(str).to_numpy(dtype=object),
+    }

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import holoviews as hv
 import numpy as np
 import pytest
 
@@ -253,9 +252,9 @@ def test_the_live_time_plots_are_bokeh_figures_over_streamed_sources_and_the_hea
             sources = {r.data_source for r in pane.object.renderers}
             assert {st.source for st in view.streams.values()} <= sources
             assert all(isinstance(src, ColumnDataSource) for src in sources)
-    for pane in (d.placement.plot, d.scores.plot):
-        assert isinstance(pane, pn.pane.HoloViews) and isinstance(pane.object, hv.DynamicMap)
-    assert isinstance(d.placement.plot.object[()].get(0), hv.Image) and isinstance(d.scores.plot.object[()].get(0), hv.Image)
+    for view in (d.placement, d.scores):  # the heatmaps: one Bokeh figure each, made once, an image source drawn into
+        assert isinstance(view.plot, pn.pane.Bokeh) and view.plot.object is view.heat.figure
+        assert len(view.heat.image.data["image"]) == 1 and view.heat.image.data["image"][0].size > 0
 
 
 def test_the_dashboard_streams_into_bounded_buffers_in_time_order():
@@ -325,7 +324,7 @@ def test_a_weight_change_previews_the_latest_placement_at_once_and_a_mode_change
     d.scores.flush(d.session.sim.now)  # the next tick draws it (the change is urgent)
     shown_block, weights, _ = d.scores.shown
     assert weights is not None and weights["LeastAllocated"] == 10.0 and weights["BalancedResource"] == 0.0
-    title = d.scores.plot.object[()].opts.get().kwargs["title"]
+    title = d.scores.heat.figure.title.text
     assert title.startswith("PREVIEW") and f"chose {chose}" in title
     assert "apply from the next placement" in d.scores.status.object
     preview = score_grid(__import__("dashboard.frames", fromlist=["rescore"]).rescore(shown_block, weights))
