@@ -29,27 +29,30 @@ divided by the node's speed, plus the request's data transfer to and from storag
 
 Per-request rows are kept as numpy columns per function (replica, arrival, start, execution; gateway waits and
 cold starts sparse), about 28 bytes per request.
+
+This module holds the flow's state, time order (:meth:`RequestFlow.catch_up`), transitions and replica management;
+the dispatch loops and the gateway are in :mod:`engine.faas.dispatch`, what scalers and samplers read in
+:mod:`engine.faas.observations` (mixins of :class:`RequestFlow`).
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
-from heapq import heappop, heappush, heapreplace
-from typing import Any
+from heapq import heappop, heappush
 
 import numpy as np
 
-from engine.autoscaling.functions import FunctionObservation
 from engine.autoscaling.registry import make_function_scaler
 from engine.cluster.constraints import NodeSelectorRequirement, NodeSelectorTerm
 from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_speed
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
+from engine.faas.dispatch import REASONS, Dispatch  # noqa: F401 - REASONS: engine.faas.world reads it here
 from engine.faas.measured import Measurements
-from engine.faas.runtime import FunctionRuntime, Replica, live_count
+from engine.faas.observations import Observations
+from engine.faas.runtime import FunctionRuntime, Replica
 from engine.faas.simulators import FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
 from engine.scheduling.service import Placement, PlacementService
@@ -58,16 +61,13 @@ INF = math.inf
 NAN = math.nan
 TAIL = 4096  # request rows kept as Python lists before they move to a numpy chunk
 DATA_BUCKET = "fn-data"
-#: Rejection codes in the replica column (>= 0 is the replica that served the request).
-QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
-REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_NODE: "no_node"}
 
 Stream = Callable[[str], np.random.Generator]
 #: Built-in simulators whose can_run depends only on (device, image) and the measurements: their answers are kept.
 _FIXED_CAN_RUN = (MeasuredSimulator, FixedSimulator, TraceSimulator)
 
 
-class RequestFlow:
+class RequestFlow(Dispatch, Observations):
     """Every function's requests and replicas, processed in time order up to the time asked for."""
 
     def __init__(
@@ -220,303 +220,6 @@ class RequestFlow:
                 self.after(t)
             return
 
-    def _run(self, rt: FunctionRuntime, h: float) -> float:
-        """Process ``rt``'s arrivals up to ``h``; returns the time of an arrival that needs shared state (else inf)."""
-        if rt.blocked is not None:
-            return rt.blocked
-        if h <= rt.done_to:
-            return INF
-        buf = rt.buf
-        rt.arrivals.fill(buf, h)
-        if rt.bi > 65536 and rt.bi * 2 > len(buf):
-            del buf[: rt.bi]
-            rt.base += rt.bi
-            rt.bi = 0
-        if rt.per_request:
-            b = self._run_per_request(rt, h)
-        elif rt.ready:
-            b = self._run_ready(rt, h)
-        else:
-            b = self._run_gateway(rt, h)
-        if b == INF:
-            rt.done_to = h
-        return b
-
-    def _run_ready(self, rt: FunctionRuntime, h: float) -> float:
-        """The hot loop: dispatch arrivals up to ``h`` over the ready replicas.
-
-        It inlines :meth:`_assign` (the same arithmetic): a method call and attribute lookups per request would
-        cost about a third of the loop's time.
-        """
-        buf, bi, n = rt.buf, rt.bi, len(rt.buf)
-        reps = rt.ready
-        nrep = len(reps)
-        rr = rt.rr
-        lor = rt.spec.load_balancer == "least_outstanding"
-        slow = self.faas.concurrency_slowdown if self.faas.concurrency_model == "linear" else 0.0
-        c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
-        out, lheap = rt.outstanding, rt.lor_heap
-        start_bi = bi
-        while bi < n:
-            a = buf[bi]
-            if a > h:
-                break
-            if lor:
-                while lheap and lheap[0][0] <= a:
-                    gone = heappop(lheap)[1]
-                    if gone in out:  # a drained replica's requests no longer count
-                        out[gone] -= 1
-                r = min(reps, key=lambda x: out[x.id])
-            else:
-                r = reps[rr % nrep]
-                rr += 1
-            factor = 1.0
-            if r.threads:
-                heap = r.heap
-                free = heap[0]
-                start = a if a > free else free
-                if slow:
-                    factor = 1.0 + slow * sum(1 for x in heap if x > start)
-                if r.ei >= r.en:
-                    r.refill()
-                e = r.eb[r.ei] * factor * r.inv_speed + r.transfer
-                r.ei += 1
-                end = start + e
-                heapreplace(heap, end)
-            else:
-                start = a
-                if slow:
-                    eh = r.ends_heap
-                    while eh and eh[0] <= start:
-                        heappop(eh)
-                    factor = 1.0 + slow * len(eh)
-                if r.ei >= r.en:
-                    r.refill()
-                e = r.eb[r.ei] * factor * r.inv_speed + r.transfer
-                r.ei += 1
-                end = start + e
-                if slow:
-                    heappush(r.ends_heap, end)
-            r.starts.append(start)
-            r.ends.append(end)
-            if e > r.max_exec:
-                r.max_exec = e
-            if end > r.last_end:
-                r.last_end = end
-            if lor:
-                out[r.id] += 1
-                heappush(lheap, (end, r.id))
-            c_rep(r.id)
-            c_arr(a)
-            c_start(start)
-            c_exec(e)
-            bi += 1
-        k = bi - start_bi
-        if k:
-            rt.exec_recent.append(e)
-            rt.last_request = buf[bi - 1]
-        rt.rows += k
-        rt.dispatched += k
-        rt.bi = bi
-        rt.rr = rr
-        return INF
-
-    def _run_gateway(self, rt: FunctionRuntime, h: float) -> float:
-        """No replica ready: the gateway holds arrivals up to ``h`` (a function at zero that the gateway wakes blocks)."""
-        buf, bi, n = rt.buf, rt.bi, len(rt.buf)
-        limit = self.faas.gateway_queue_limit
-        wake = rt.spec.scaler == "scale_to_zero" and not rt.counted()
-        while bi < n:
-            a = buf[bi]
-            if a > h:
-                break
-            if wake:
-                rt.bi = bi
-                rt.blocked = a
-                return a
-            if limit and rt.waiting >= limit:
-                rt.gateway.append((a, QUEUE_FULL))
-                rt.rejected += 1
-            else:
-                rt.gateway.append((a, 0))
-                rt.waiting += 1
-            rt.last_request = a
-            bi += 1
-        rt.bi = bi
-        return INF
-
-    def _run_per_request(self, rt: FunctionRuntime, h: float) -> float:
-        """Scale per request: a free slot of a warm instance (the most recently used first, so spare instances idle
-        out, as public clouds reuse warm instances), else block (a new instance needs the scheduler).
-
-        Like :meth:`_run_ready` it inlines :meth:`_assign` and :meth:`_busy` (the same arithmetic, the same sequence
-        numbers): a call per request was most of this loop's cost.
-        """
-        buf, bi, n = rt.buf, rt.bi, len(rt.buf)
-        slots, idle = rt.slots, rt.idle
-        c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
-        recent = rt.exec_recent.append
-        slow = self.faas.concurrency_slowdown if self.faas.concurrency_model == "linear" else 0.0
-        lor = rt.spec.load_balancer == "least_outstanding"
-        out = rt.outstanding
-        alive = ("starting", "running", "conceived")
-        first = bi
-        blocked = INF
-        full: bool | None = None  # at max_replicas (counted when first needed)
-        limited = 0  # requests rejected at the limit
-        while bi < n:
-            a = buf[bi]
-            if a > h:
-                break
-            while slots and slots[0][0] <= a:  # instances with a slot free by now join the idle stack, in the order they freed
-                r = heappop(slots)[2]
-                if r.state in alive and r.heap[0] <= a and r not in idle:
-                    idle.append(r)
-            while idle:
-                r = idle[-1]
-                if r.state in alive and r.heap[0] <= a:
-                    break
-                idle.pop()
-                if r.state in alive:
-                    self._seq += 1
-                    heappush(slots, (r.heap[0], self._seq, r))
-            else:
-                if full is None:  # no transition or new instance within this call: the count holds for the loop
-                    full = live_count(rt) >= rt.spec.max_replicas
-                if not full:
-                    rt.blocked = blocked = a
-                    break
-                # at the instance limit: rejected here, as _unblock would (no shared state: no catch-up round each)
-                c_rep(CONCURRENCY_LIMIT)
-                c_arr(a)
-                c_start(NAN)
-                c_exec(NAN)
-                limited += 1
-                bi += 1
-                continue
-            heap = r.heap  # r.threads >= 1 for per_request
-            free = heap[0]
-            start = a if a > free else free
-            factor = 1.0
-            if slow:
-                factor = 1.0 + slow * sum(1 for x in heap if x > start)
-            if r.ei >= r.en:
-                r.refill()
-            e = r.eb[r.ei] * factor * r.inv_speed + r.transfer
-            r.ei += 1
-            end = start + e
-            heapreplace(heap, end)
-            r.starts.append(start)
-            r.ends.append(end)
-            if e > r.max_exec:
-                r.max_exec = e
-            if end > r.last_end:
-                r.last_end = end
-            if lor and r.id in out:
-                out[r.id] += 1
-                heappush(rt.lor_heap, (end, r.id))
-            c_rep(r.id)
-            c_arr(a)
-            c_start(start)
-            c_exec(e)
-            recent(e)
-            if heap[0] > a:  # no free slot left
-                idle.pop()
-                self._seq += 1
-                heappush(slots, (heap[0], self._seq, r))
-            bi += 1
-        k = bi - first
-        if k:
-            rt.rows += k
-            rt.dispatched += k - limited
-            rt.rejected += limited
-            rt.last_request = buf[bi - 1]
-        rt.bi = bi
-        return blocked
-
-    def _busy(self, rt: FunctionRuntime, r: Replica) -> None:
-        self._seq += 1
-        heappush(rt.slots, (r.heap[0], self._seq, r))
-
-    def _assign(self, rt: FunctionRuntime, r: Replica, a: float, t: float, c_rep: Any, c_arr: Any, c_start: Any, c_exec: Any) -> float:
-        """Dispatch one request (arrived at ``a``) to ``r`` at ``t``: its start, execution and end; returns the end."""
-        slow = self.faas.concurrency_slowdown if self.faas.concurrency_model == "linear" else 0.0
-        factor = 1.0
-        if r.threads:
-            free = r.heap[0]
-            start = t if t > free else free
-            if slow:
-                factor = 1.0 + slow * sum(1 for x in r.heap if x > start)
-        else:
-            start = t
-            if slow:
-                while r.ends_heap and r.ends_heap[0] <= start:
-                    heappop(r.ends_heap)
-                factor = 1.0 + slow * len(r.ends_heap)
-        if r.ei >= r.en:
-            r.refill()
-        e = r.eb[r.ei] * factor * r.inv_speed + r.transfer
-        r.ei += 1
-        end = start + e
-        if r.threads:
-            heapreplace(r.heap, end)
-        elif slow:
-            heappush(r.ends_heap, end)
-        r.starts.append(start)
-        r.ends.append(end)
-        r.max_exec = max(r.max_exec, e)
-        r.last_end = max(r.last_end, end)
-        if rt.spec.load_balancer == "least_outstanding" and r.id in rt.outstanding:
-            rt.outstanding[r.id] += 1
-            heappush(rt.lor_heap, (end, r.id))
-        c_rep(r.id)
-        c_arr(a)
-        c_start(start)
-        c_exec(e)
-        rt.rows += 1
-        rt.dispatched += 1
-        rt.exec_recent.append(e)
-        return end
-
-    def _unblock(self, rt: FunctionRuntime, a: float) -> None:
-        """The arrival at ``a`` that needs the scheduler: wake a function at zero, or start a per-request instance."""
-        rt.blocked = None
-        if not rt.per_request:  # scale_to_zero at zero: the gateway scales to max(1, min) and holds the request
-            self.scale_to(rt, max(1, rt.spec.min_replicas), a, "gateway", "a request for a function at zero")
-            rt.gateway.append((a, 0))
-            rt.waiting += 1
-            rt.last_request = a
-            rt.bi += 1
-            return
-        before = live_count(rt)
-        row = rt.rows
-        if before >= rt.spec.max_replicas:
-            self._reject(rt, a, CONCURRENCY_LIMIT)
-        else:
-            r = self.create(rt, a, "per_request", wait=False)
-            if r is None:
-                self._reject(rt, a, NO_NODE)
-            else:
-                self._scale((a, rt.name, before, before + 1, "per_request", "cold start: no idle warm instance"))
-                self._assign(rt, r, a, r.ready_at, rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append)
-                rt.cold.append(row)
-                self._busy(rt, r)
-                self._expiry(r, r.last_end)
-        rt.last_request = a
-        rt.bi += 1
-
-    def _reject(self, rt: FunctionRuntime, a: float, code: int) -> None:
-        """Reject a request now: counted, and its row written."""
-        rt.rejected += 1
-        self._reject_row(rt, a, code)
-
-    def _expiry(self, r: Replica, last_end: float) -> None:
-        """per_request: check the instance for expiry once its last request has been idle for idle_timeout."""
-        at = last_end + r.rt.spec.idle_timeout
-        if at < r.expiry:
-            r.expiry = at
-            self._push(at, "expire", r)
-
     # -- transitions --------------------------------------------------------------------------------------
     def _transition(self, t: float, kind: str, r: Replica) -> None:
         rt = r.rt
@@ -551,46 +254,6 @@ class RequestFlow:
             r.state = "draining"
             self._life_row(t, r, "draining", "expired")
             self._remove(r, t, "expired")
-
-    def _serve(self, rt: FunctionRuntime, r: Replica, t: float) -> None:
-        """A replica is ready at ``t``: it joins the balancer, and the gateway's held requests go out."""
-        r.heap = [t] * r.threads if r.threads else []
-        rt.ready.append(r)
-        rt.outstanding[r.id] = 0
-        if not rt.gateway:
-            return
-        rows = rt.rows
-        append = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
-        reps = rt.ready
-        while rt.gateway:
-            a, code = rt.gateway.popleft()
-            if code:
-                self._reject_row(rt, a, code)
-                rows += 1
-                continue
-            rt.waiting -= 1
-            if rt.spec.load_balancer == "least_outstanding":
-                out = rt.outstanding
-                while rt.lor_heap and rt.lor_heap[0][0] <= t:
-                    gone = heappop(rt.lor_heap)[1]
-                    if gone in out:
-                        out[gone] -= 1
-                target = min(reps, key=lambda x: out[x.id])
-            else:
-                target = reps[rt.rr % len(reps)]
-                rt.rr += 1
-            self._assign(rt, target, a, t, *append)
-            rt.gw_wait[rows] = t - a
-            rt.cold.append(rows)
-            rows += 1
-
-    def _reject_row(self, rt: FunctionRuntime, a: float, code: int) -> None:
-        """A rejection held in the gateway's order: its row now (it was counted when rejected)."""
-        rt.c_rep.append(code)
-        rt.c_arr.append(a)
-        rt.c_start.append(math.nan)
-        rt.c_exec.append(math.nan)
-        rt.rows += 1
 
     def _remove(self, r: Replica, t: float, cause: str) -> None:
         rt = r.rt
@@ -731,69 +394,3 @@ class RequestFlow:
             self._remove(r, t, cause)
         else:
             self._push(done, "removed", r)
-
-    # -- observations -------------------------------------------------------------------------------------
-    def observe(self, rt: FunctionRuntime, t: float) -> FunctionObservation:
-        """What ``rt``'s scaler sees at ``t`` (catch up first)."""
-        window = self.faas.metrics_window
-        ready = rt.ready
-        busy = tuple(r.in_service(t) for r in ready)
-        queued = tuple(r.queued(t) for r in ready)
-        cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
-        pending = sum(1 for r in rt.replicas.values() if r.state in ("conceived", "pending", "starting"))
-        invocations = rt.dispatched - sum(r.queued(t) for r in rt.replicas.values())
-        recent = rt.exec_recent
-        rps = tuple(
-            (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
-            / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
-            for r in ready
-        )
-        return FunctionObservation(
-            now=t,
-            ready=tuple(r.id for r in ready),
-            concurrency=tuple(r.threads for r in ready),
-            busy=busy,
-            queued=queued,
-            cpu=cpu,
-            pending=pending,
-            gateway_queue=rt.waiting,
-            invocations=invocations,
-            arrivals=rt.generated - rt.rejected,
-            last_request=rt.last_request,
-            avg_execution=(sum(recent) / len(recent)) if recent else None,
-            min_replicas=rt.spec.min_replicas,
-            max_replicas=rt.spec.max_replicas,
-            rps=rps,
-        )
-
-    def cpu_cores(self, r: Replica, t0: float, t1: float) -> float:
-        """Cores ``r`` used on average over [t0, t1] (measured share of the device per running request)."""
-        span = max(t1 - max(t0, r.placed_at if r.placed_at is not None else t0), 1e-9)
-        return self.cores_when_busy(r, r.busy_seconds(t0, t1) / span)
-
-    def cores_when_busy(self, r: Replica, busy: float) -> float:
-        """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
-        share = r.resources[0]
-        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
-        return min(cores, busy * (share * cores if share >= 0 else 1.0))  # no more than the node has
-
-    def _cpu_request_share(self, r: Replica, t0: float, t1: float) -> float:
-        return self.cpu_cores(r, t0, t1) / (r.rt.spec.cpu_millis / 1000.0)
-
-    def record_decision(self, rt: FunctionRuntime, t: float, obs: FunctionObservation, verdict: Any) -> None:
-        """A ``function_decisions`` row for a scaler round."""
-        nan = math.nan
-        self._decide(
-            (
-                t,
-                rt.name,
-                rt.spec.scaler,
-                obs.running,
-                obs.pending,
-                obs.waiting,
-                nan if verdict.metric is None else float(verdict.metric),
-                nan if verdict.target is None else float(verdict.target),
-                verdict.desired,
-                verdict.reason,
-            )
-        )
