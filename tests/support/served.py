@@ -25,28 +25,38 @@ from typing import Any
 
 import panel as pn
 
-#: How long a wait may last before the test fails as hung (milliseconds).
-GUARD_MS = 180_000
+#: How long a wait may last before the test fails as hung (milliseconds); ``SCALELAB_TEST_GUARD_S`` sets it (seconds).
+GUARD_MS = int(float(os.environ.get("SCALELAB_TEST_GUARD_S", "180")) * 1000)
 
 
-def wait_until(fn: Callable[[], Any], page: Any = None, timeout: float = GUARD_MS, interval: float = 100) -> None:
-    """Call ``fn`` until it returns a true value or None without raising AssertionError; fail after ``timeout`` ms."""
+def wait_until(
+    fn: Callable[[], Any], page: Any = None, timeout: float = GUARD_MS, interval: float = 100, progress: Callable[[], Any] | None = None
+) -> None:
+    """Call ``fn`` until it returns a true value or None without raising AssertionError; fail after ``timeout`` ms.
+
+    With ``progress`` (e.g. the run's simulated clock) the guard counts from the last change of its value: a wait for
+    the run to reach some time fails only when the run stops moving, however slowly a loaded machine ticks it.
+    """
     __tracebackhide__ = True
     if page is not None:
         page.wait_for_load_state("networkidle", timeout=GUARD_MS)
     budget = max(timeout, GUARD_MS) / 1000
     deadline = time.monotonic() + budget
+    moved = progress() if progress is not None else None
     while True:
+        if progress is not None and (now := progress()) != moved:
+            moved, deadline = now, time.monotonic() + budget
+        failed = f"still not true after {budget:g} s" + (f" with no progress (stuck at {moved!r})" if progress is not None else "")
         try:
             result = fn()
         except AssertionError as error:
             if time.monotonic() > deadline:
-                raise AssertionError(f"still not true after {budget:g} s: {error}") from error
+                raise AssertionError(f"{failed}: {error}") from error
         else:
             if result is None or result:
                 return
             if time.monotonic() > deadline:
-                raise AssertionError(f"still not true after {budget:g} s")
+                raise AssertionError(failed)
         if page is not None:
             page.wait_for_timeout(interval)
         else:
