@@ -56,12 +56,15 @@ from engine.core.recorder import Recorder
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
 from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.podworld.params import FIELD
-from engine.podworld.records import COMPLETED, LOST, REFUSED, RUNNING, WAITING, WITHDRAWN, PodWorldRecords
+from engine.podworld.records import COMPLETED, LOST, OUTCOMES, REFUSED, RUNNING, WAITING, WITHDRAWN, PodWorldRecords
 from engine.podworld.tables import ALLOCATION_CURVE, NODE_SAMPLES, PODS, SAMPLES
 from engine.podworld.workload import POD_IMAGE, pod_target, select_phases, trace_pod, tune_workload
 from engine.scheduling.service import PlacementService
 from engine.workload.traces.common import resolve_trace_path
 from engine.workload.traces.openb import read_openb_pod_list
+
+#: Re-exported: the outcome codes of a submission and their names are :mod:`engine.podworld.records`'s.
+__all__ = ["COMPLETED", "FAULT_KINDS", "LOST", "OUTCOMES", "REFUSED", "RUNNING", "WAITING", "WITHDRAWN", "PodWorld"]
 
 FAULT_KINDS: dict[str, str] = {
     "node_failure": "a node fails (node=NAME or position, default the node with the most pods): its pods wait again (replay) or are lost (fill)",
