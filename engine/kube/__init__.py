@@ -10,7 +10,8 @@ scheduler would put it on the same cluster, with the same breakdown.
 * :mod:`.explain`: what a decision says in words: reasons for rejected nodes, the score summary, the
   nodes x priorities table.
 * :mod:`.plan`: where each Pending pod of a ``kubectl`` dump would go.
-* :mod:`.daemon`: list and watch through the official ``kubernetes`` client, bind, record Events.
+* :mod:`.daemon`: the scheduling loop: decide the queued pods, bind, record Events.
+* :mod:`.reflector`: list and watch nodes and pods through the official ``kubernetes`` client, feeding the loop.
 * :mod:`.probe`: the ``/healthz`` and ``/readyz`` HTTP probe.
 * :mod:`.options`: the scheduler's weights and mode from the command line (the seed's options).
 * :mod:`.cli`: ``python -m engine.kube serve|plan`` (console script ``scalelab-kube``).

@@ -271,7 +271,7 @@ class _Bar:
 
 
 def _means_table(df: pd.DataFrame) -> str:
-    from engine.runs.sweep import kpi_columns, parameter_columns, setting_means
+    from engine.runs.analysis import kpi_columns, parameter_columns, setting_means
 
     means = setting_means(df)
     shown = [*parameter_columns(df), "runs", *[c for c in kpi_columns(df) if c in means.columns]]
@@ -295,7 +295,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from engine.runs.sweep import SweepRun, plan_sweep  # dask is imported only for sweeps
+    from engine.runs.planning import plan_sweep
+    from engine.runs.sweep import SweepRun  # dask is imported only for sweeps
 
     try:
         if args.workers is not None and args.workers < 0:

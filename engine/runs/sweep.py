@@ -1,7 +1,7 @@
 """Parameter sweeps: one headless run per (design point x seed), in-process or on any Dask cluster, resumable.
 
 ```python
-from engine.sweep import load_sweep, run_sweep, read_sweep
+from engine import load_sweep, run_sweep, read_sweep
 spec = load_sweep("band-and-cap")                      # data/sweeps/band-and-cap.yaml, validated whole
 df = run_sweep(spec, out="out/sweeps/band-and-cap")    # in-process; client=distributed.Client(...) for a cluster
 df = read_sweep("out/sweeps/band-and-cap")             # the dataset, later or from another process
@@ -12,14 +12,14 @@ Everything is validated before anything runs: the sweep file (:mod:`engine.runs.
 of its design as a scenario, so a combination the sections refuse (MIN_AVG_TIME above MAX_AVG_TIME) is named
 with its point. Workers receive plain data (the point's scenario as a dict, the seed, the horizon) and build
 their own :class:`~engine.sim.simulation.Simulation`, so a run's row depends only on the run, never on the
-worker count or the order of completion. With ``out``, each finished run is kept in a
+worker count or the order of completion (planning: :mod:`engine.runs.planning`; reading the frames:
+:mod:`engine.runs.analysis`). With ``out``, each finished run is kept in a
 :class:`~engine.runs.dataset.SweepDataset` as it completes, keyed by a hash of its scenario, seed, horizon,
 the software version and the provenance of the plugins it uses; a rerun skips the runs already kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import threading
@@ -27,7 +27,6 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,154 +34,51 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from engine.core.params import split_key
+from engine.runs.analysis import comparable, kpi_columns, parameter_columns, pareto_front, setting_means
 from engine.runs.dataset import SweepDataset, rows_table
-from engine.runs.spec import SweepError, SweepSpec, kpi_names, load_sweep, sweep_from_dict
-from engine.sim.provenance import adopt_plugins, carried_plugins, plugins_used
-from engine.sim.registry import SECTION_CLASSES
-from engine.sim.scenario import Scenario, ScenarioError, load_scenario
+from engine.runs.planning import (
+    BOOK_COLUMNS,
+    SOFTWARE_VERSION,
+    TIMING_COLUMNS,
+    SweepPlan,
+    SweepTask,
+    arrow_cell,
+    plan_sweep,
+    run_key,
+    scenario_plugins,
+)
+from engine.runs.spec import SweepError, SweepSpec, load_sweep, sweep_from_dict
+from engine.sim.provenance import adopt_plugins
+from engine.sim.scenario import Scenario, load_scenario
 from engine.sim.simulation import Simulation
 
 if TYPE_CHECKING:
     from distributed import Client
 
-
-def _software_version() -> str:
-    try:
-        return metadata.version("scalelab")
-    except metadata.PackageNotFoundError:  # a source tree that was never installed
-        return "0+unknown"
-
-
-#: Part of every run's key: a new release reruns everything rather than mix results of two engines.
-SOFTWARE_VERSION = _software_version()
-#: Columns that describe how a run went rather than what it gave (they differ between two runs of the same point).
-TIMING_COLUMNS = ("wall_seconds", "cpu_seconds")
-#: Columns after the KPIs, in this order.
-BOOK_COLUMNS = ("run_key", *TIMING_COLUMNS, "version", "scenario_json", "recording")
-
-
-@dataclass(frozen=True)
-class SweepTask:
-    """One run, as plain data a Dask worker can rebuild it from."""
-
-    key: str
-    point: int
-    values: dict[str, Any]
-    scenario: dict[str, Any]
-    seed: int
-    until: float
-    kpis: tuple[str, ...]
-    keep_recording: bool = False
-    plugins: tuple = ()  # (point, class, provenance) of each plugin registered in the planning process (a notebook's)
-
-
-@dataclass
-class SweepPlan:
-    """A validated sweep expanded into runs: the design's points in order, each once per seed."""
-
-    spec: SweepSpec
-    points: list[dict[str, Any]]
-    tasks: list[SweepTask]
-    schema: pa.Schema
-
-    def __len__(self) -> int:
-        return len(self.tasks)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    def manifest(self) -> dict[str, Any]:
-        """What a dataset of this sweep records about it (reruns into the same directory must match its columns)."""
-        return {
-            "name": self.spec.name,
-            "scenario": self.spec.scenario.name,
-            "parameters": self.spec.parameters,
-            "kpis": list(self.spec.kpis),
-            "seeds": list(self.spec.seeds),
-            "until": self.spec.until,
-            "spec": self.spec.describe(),
-            "software_version": SOFTWARE_VERSION,
-        }
-
-
-def run_key(
-    scenario: Mapping[str, Any], seed: int, until: float, version: str = SOFTWARE_VERSION, plugins: Sequence[Mapping[str, str]] = ()
-) -> str:
-    """The identity of a run: a hash of its scenario's values (not its name), seed, horizon, the software version and
-    the plugins it uses (:func:`~engine.sim.provenance.plugins_used`: point, name, module, version, source hash), so a
-    plugin whose source changed is run again rather than served from the result of its old code."""
-    values = {k: v for k, v in scenario.items() if k not in ("name", "description")}
-    ident: dict[str, Any] = {"scenario": values, "seed": seed, "until": until, "version": version}
-    if plugins:  # absent without plugins: the keys of datasets written before plugins existed stay valid
-        ident["plugins"] = [dict(p) for p in plugins]
-    text = json.dumps(ident, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def scenario_plugins(scenario: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The plugins a scenario's run uses, with their provenance (what :func:`run_key` hashes)."""
-    checked = Scenario.from_dict(dict(scenario), origin="")
-    return plugins_used(checked.build_sections(), checked.to_dict(), ())
-
-
-def _arrow_type(values: Sequence[Any]) -> pa.DataType:
-    sample = values[0] if values else None
-    if isinstance(sample, bool):
-        return pa.bool_()
-    if isinstance(sample, int):
-        return pa.int64()
-    if isinstance(sample, float):
-        return pa.float64()
-    return pa.string()
-
-
-def _cell(value: Any) -> Any:
-    # list-valued parameters (steps, crash times) become JSON text: a Parquet-friendly scalar
-    return json.dumps(value) if isinstance(value, list | dict) else value
-
-
-def plan_sweep(spec: SweepSpec) -> SweepPlan:
-    """Expand a spec into runs, checking every point as a scenario; raise :class:`SweepError` naming the point."""
-    base = spec.scenario.to_dict()
-    horizon = spec.until if spec.until is not None else float(spec.scenario.build_sections()["run"].duration)
-    points = spec.points()
-    tasks: list[SweepTask] = []
-    checked: dict[str, dict[str, Any]] = {}  # a point repeated by a random design is checked once
-    uses: dict[str, list[dict[str, str]]] = {}  # and its plugins looked up once
-    carried = carried_plugins()
-    for i, values in enumerate(points):
-        ident = json.dumps(values, sort_keys=True, default=str)
-        if ident not in checked:
-            data = json.loads(json.dumps(base))
-            for key, value in {**spec.fixed, **values}.items():
-                section, name = split_key(key, SECTION_CLASSES)
-                data.setdefault(section, {})[name] = value
-            label = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "no parameters"
-            try:
-                checked[ident] = Scenario.from_dict(data, origin="").to_dict()
-            except ScenarioError as e:  # the sections' cross-field rules, on this combination
-                raise SweepError(f"{spec.origin}: point {i} ({label}): {str(e).removeprefix(': ')}") from None
-            uses[ident] = scenario_plugins(checked[ident])
-        for seed in spec.seeds:
-            scenario = checked[ident]
-            key = run_key(scenario, seed, horizon, plugins=uses[ident])
-            tasks.append(SweepTask(key, i, values, scenario, seed, horizon, spec.kpis, spec.keep_recordings, carried))
-    kpi_types = kpi_names(spec.scenario)
-    fields = [pa.field("point", pa.int64())]
-    for axis in spec.axes:
-        if axis.discrete:
-            kind = _arrow_type([_cell(v) for v in axis.values or ()])
-        else:  # a continuous range: integers for an Integer parameter, floats otherwise
-            kind = pa.int64() if axis.integer else pa.float64()
-        fields.append(pa.field(axis.key, kind))
-    fields.append(pa.field("seed", pa.int64()))
-    kpi_arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
-    fields += [pa.field(k, kpi_arrow[kpi_types[k]]) for k in spec.kpis]
-    fields += [pa.field("run_key", pa.string()), *(pa.field(c, pa.float64()) for c in TIMING_COLUMNS)]
-    fields += [pa.field("version", pa.string()), pa.field("scenario_json", pa.string()), pa.field("recording", pa.string())]
-    return SweepPlan(spec, points, tasks, pa.schema(fields))
+#: The sweep API in one place: planning (:mod:`engine.runs.planning`) and reading frames (:mod:`engine.runs.analysis`) too.
+__all__ = [
+    "BOOK_COLUMNS",
+    "SOFTWARE_VERSION",
+    "TIMING_COLUMNS",
+    "ProgressCallback",
+    "SweepPlan",
+    "SweepProgress",
+    "SweepRun",
+    "SweepTask",
+    "comparable",
+    "grid_spec",
+    "kpi_columns",
+    "parameter_columns",
+    "pareto_front",
+    "plan_sweep",
+    "read_sweep",
+    "run_key",
+    "run_sweep",
+    "run_task",
+    "scenario_plugins",
+    "setting_means",
+    "sweep",
+]
 
 
 def run_task(task: SweepTask) -> dict[str, Any]:
@@ -201,7 +97,7 @@ def run_task(task: SweepTask) -> dict[str, Any]:
 
 def _row(task: SweepTask, result: Mapping[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"run_key": task.key, "point": task.point}
-    row.update({k: _cell(v) for k, v in task.values.items()})
+    row.update({k: arrow_cell(v) for k, v in task.values.items()})
     row["seed"] = task.seed
     for k in task.kpis:
         v = result[k]
@@ -460,45 +356,3 @@ def sweep(
 def read_sweep(path: str | Path) -> pd.DataFrame:
     """Read a sweep's dataset directory (raises :class:`SweepError` on anything else)."""
     return SweepDataset(path).read()
-
-
-def comparable(df: pd.DataFrame) -> pd.DataFrame:
-    """The frame without its timing columns: what two runs of the same sweep must agree on exactly."""
-    return df.drop(columns=[c for c in TIMING_COLUMNS if c in df.columns])
-
-
-def parameter_columns(df: pd.DataFrame) -> list[str]:
-    """The swept parameters' columns (``section.NAME``) of a sweep frame."""
-    names = df.attrs.get("parameters")
-    return [c for c in names if c in df.columns] if names else [c for c in df.columns if "." in c]
-
-
-def kpi_columns(df: pd.DataFrame) -> list[str]:
-    """The KPI columns of a sweep frame."""
-    names = df.attrs.get("kpis")
-    if names:
-        return [c for c in names if c in df.columns]
-    skip = {"point", "seed", *BOOK_COLUMNS, *parameter_columns(df)}
-    return [c for c in df.columns if c not in skip]
-
-
-def setting_means(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean of every numeric KPI over the seeds, one row per point (design order kept), with ``runs`` per point."""
-    figures = [c for c in kpi_columns(df) if pd.api.types.is_numeric_dtype(df[c])]
-    keys = ["point", *parameter_columns(df)]
-    grouped = df.groupby(keys, sort=False, dropna=False)
-    out = grouped[figures].mean().reset_index()
-    out.insert(len(keys), "runs", grouped.size().to_numpy())
-    out.attrs.update(df.attrs)
-    return out
-
-
-def pareto_front(df: pd.DataFrame, x: str, y: str) -> pd.Series:
-    """True for rows no other row beats on both ``x`` and ``y`` (both minimised; ties kept; NaN rows never on it)."""
-    xs, ys = df[x].to_numpy(dtype=float), df[y].to_numpy(dtype=float)
-    ok = ~(np.isnan(xs) | np.isnan(ys))
-    on = np.zeros(len(df), dtype=bool)
-    for i in np.flatnonzero(ok):
-        dominated = ok & (xs <= xs[i]) & (ys <= ys[i]) & ((xs < xs[i]) | (ys < ys[i]))
-        on[i] = not dominated.any()
-    return pd.Series(on, index=df.index, name="on_front")

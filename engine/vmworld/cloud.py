@@ -3,7 +3,7 @@
 VM lifecycle: CREATE -> PENDING (placement, image pull, boot) -> ACTIVE, or FAILED on a boot failure;
 SUSPEND -> SUSPENDED; RESUME -> PENDING (resuming) -> ACTIVE; DELETE removes the VM from the list. The
 app on an ACTIVE VM is the daemon's business (:mod:`engine.vmworld.daemon`). :class:`VMCloud` implements
-the controller's :class:`~engine.vmworld.controller.Cloud` protocol.
+the controller's :class:`~engine.vmworld.rounds.Cloud` protocol.
 
 Choices where the real systems leave room (documented, tested):
 * the cloud refuses SUSPEND of a VM that is not ACTIVE and RESUME of one that is not SUSPENDED

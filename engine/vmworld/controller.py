@@ -6,7 +6,8 @@ per VM (each tagged with its rule, :data:`RULES`), handles the master first, and
 :class:`~engine.autoscaling.base.ScalingPolicy` (the seed's queue drain by default). Simpy-free: the VM world calls
 :meth:`VMController.start` once and :meth:`VMController.step` every round, and implements :class:`Cloud`.
 
-The rules in plain words, the order of sending, seed-exact mode (``ControllerParams.seed_exact``) and its
+What a round is and the rule names are in :mod:`engine.vmworld.rounds`, the per-VM rules 1-11 (a VM's next command)
+in :mod:`engine.vmworld.rules`. The rules in plain words, the order of sending, seed-exact mode (``ControllerParams.seed_exact``) and its
 extensions, and the original's defects and how each is handled: ``docs/explanation/vm-controller.md`` (and
 ``docs/explanation/vm-autoscaler-seed-exact.md`` for how seed-exact mode is checked against the original).
 """
@@ -14,8 +15,6 @@ extensions, and the original's defects and how each is handled: ``docs/explanati
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 from engine.autoscaling.base import ScalingObservation, ScalingPolicy, ScalingVerdict
 from engine.autoscaling.queue_drain import QueueDrainPolicy
@@ -23,105 +22,18 @@ from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.core.params import Mirror
 from engine.vmworld.model import AppState, Command, CommandKind, Heartbeat, VMInfo, VMState, VMType
 from engine.vmworld.params import ControllerParams
+from engine.vmworld.rounds import ACTIONS, RULES, Cloud, ControlRound, HeartbeatKey
+from engine.vmworld.rules import VMRules
 
-#: How heartbeats may be keyed: VM id, sender IP, or (IP, port) as the original's monitor keys them.
-HeartbeatKey = int | str | tuple[str, int]
+#: Re-exported: the rule and action names and the round are :mod:`engine.vmworld.rounds`'s, the per-VM rules
+#: :mod:`engine.vmworld.rules`'s.
+__all__ = ["ACTIONS", "RULES", "Cloud", "ControlRound", "HeartbeatKey", "VMController"]
 
-RULES: tuple[str, ...] = (
-    "pending_timeout",
-    "failed_delete",
-    "r1_startup_timeout",
-    "r3_stale_heartbeat",
-    "r4_error_init",
-    "r4_error_timeout",
-    "r5_created_init",
-    "r6_init_resend",
-    "r6_transition_timeout",
-    "r8_shutdown_resend",
-    "r8_shutdown_timeout",
-    "r9_suspend_drained",
-    "r10_adopt_init",
-    "r10_adopt_shutdown",
-    "r11_illegal_state",
-    "master_crash_suspend",
-    "master_crash_delete",
-    "master_create",
-    "master_recovered_resume",
-    "initial_worker",
-    "no_worker_create",
-    "scale_in_shutdown",
-    "scale_out_resume",
-    "scale_out_create",
-    "cap_shutdown",
-    "cap_suspend",
-    "stuck_resume",
-    "r1_resume_timeout",
-)
-
-ACTIONS: tuple[str, ...] = ("waiting_for_master", "master_recovery", "master_recovered", "scale_out", "scale_in", "hold", "not_measured")
-
-
-class Cloud(Protocol):
-    """What the controller drives; the VM cloud implements it."""
-
-    def list_vms(self) -> list[VMInfo]:
-        """Every VM not DELETED, in the cloud's order."""
-        ...
-
-    def create(self, vm_type: VMType, now: float, rule: str) -> int:
-        """Create a VM (listed as PENDING right after) and return its id."""
-        ...
-
-    def execute(self, command: Command, now: float) -> None:
-        """Run DELETE/SUSPEND/RESUME, or send an app INIT/SHUTDOWN datagram."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class ControlRound:
-    """What one round saw and did. ``commands`` are in the order sent to the cloud.
-
-    ``action``: "master_recovery" (master replaced), "waiting_for_master", "master_recovered" (found
-    RUNNING this round), or in scaling rounds "not_measured" (something starting, no active worker or
-    too few master heartbeats), "scale_in" / "scale_out" (time_left outside the band, even when the
-    count comes out 0 or MAX_WORKERS stops it) or "hold". The measurements (``time_left``,
-    ``avg_queue``, ``avg_time``) are None unless the round measured; the worker counts and ``threads``
-    are those of scaling rounds (0 in rounds that only handled the master).
-
-    ``policy`` names the scaling policy in charge; in scaling rounds ``metric``, ``target``, ``desired``
-    and ``reason`` are its verdict's (``time_left``/``avg_queue`` are the queue drain's only). ``desired``
-    counts serving plus pending workers; None when the policy held or did not measure.
-    """
-
-    time: float
-    action: str
-    commands: tuple[Command, ...] = ()
-    time_left: float | None = None
-    avg_queue: float | None = None
-    avg_time: float | None = None
-    threads: int = 0
-    active: int = 0
-    suspended: int = 0
-    starting: int = 0
-    band_low: float = 0.0
-    band_high: float = 0.0
-    load: float | None = None
-    master_crash_rule: str | None = None
-    policy: str | None = None
-    metric: float | None = None
-    target: float | None = None
-    desired: int | None = None
-    reason: str | None = None
-    stuck: bool = False
-
-
-_DRAIN_STATES = (AppState.RUNNING, AppState.SHUTTING_DOWN)
-_BOOTING_STATES = (VMState.INIT, VMState.PENDING)
 _LEAVING = (CommandKind.SHUTDOWN, CommandKind.SUSPEND)
 _STARTING = (CommandKind.CREATE, CommandKind.RESUME)
 
 
-class VMController:
+class VMController(VMRules):
     """The seed's controller: per-VM rules, master first, and scaling by a policy (the seed's queue-drain band by default)."""
 
     def __init__(self, params: AutoscalerParams, cloud: Cloud, policy: ScalingPolicy | None = None, modes: ControllerParams | None = None):
@@ -193,10 +105,6 @@ class VMController:
         return tuple(self._hb.get(vm_id, ()))
 
     # ---- the round ----------------------------------------------------------------------------
-
-    def _clock(self, now: float) -> float:
-        """The "now" every age is measured from: the original reads whole seconds (``int(time.time())``)."""
-        return float(int(now)) if self.modes.seed_exact else now
 
     def _stamp(self, now: float) -> float:
         """Stamps of adoption and of running-time accounts: whole seconds in the original."""
@@ -502,77 +410,6 @@ class VMController:
         if excess > 0:
             for vm_id in serving[len(serving) - excess :]:
                 table[vm_id] = Command(CommandKind.SHUTDOWN, vm_id, "cap_shutdown")
-
-    # ---- per-VM next command ------------------------------------------------------------------
-
-    def _next_command(self, vm: VMInfo, now: float) -> tuple[Command | None, float | None]:
-        """The VM's next command and, for a measured RUNNING worker (rule 7), its load."""
-        if vm.state in _BOOTING_STATES:
-            return self._startup_timeout(vm.id, now, "pending_timeout"), None
-        if vm.state == VMState.FAILED:
-            return Command(CommandKind.DELETE, vm.id, "failed_delete"), None
-        if vm.state == VMState.ACTIVE:
-            return self._active_command(vm, now)
-        return None, None  # SUSPENDED
-
-    def _startup_timeout(self, vm_id: int, now: float, rule: str) -> Command | None:
-        sent_at, _ = self._last[vm_id]
-        if self._clock(now) - sent_at > self.params.MAX_STARTUP_TIME:
-            return Command(CommandKind.DELETE, vm_id, rule)
-        return None
-
-    def _active_command(self, vm: VMInfo, now: float) -> tuple[Command | None, float | None]:
-        p = self.params
-        vm_id = vm.id
-        buffer = self._hb.get(vm_id)
-        newest = buffer[-1] if buffer else None  # _newest, inlined: per active VM per round
-        sent_at, last = self._last[vm_id]
-        clock = self._clock(now)
-        age = clock - sent_at
-        if newest is None:  # 1
-            if last == CommandKind.RESUME and self.modes.resume_timeout and age > p.MAX_TRANSITION_TIME:
-                return Command(CommandKind.DELETE, vm_id, "r1_resume_timeout"), None  # the extension: a resumed VM that stays silent
-            return self._startup_timeout(vm_id, now, "r1_startup_timeout"), None
-        if last == CommandKind.SUSPEND:  # 2
-            return None, None
-        if clock - newest.recv_time > p.DECISION_INTERVAL:  # 3
-            return Command(CommandKind.DELETE, vm_id, "r3_stale_heartbeat"), None
-        state = newest.app_state
-        if last == CommandKind.INIT and state == AppState.RUNNING:  # 7 (rules 4-6 cannot apply to it): the common case
-            return None, self._worker_load(vm)
-        if state == AppState.ERROR:  # 4
-            if last == CommandKind.INIT and age > p.MAX_TRANSITION_TIME:
-                return Command(CommandKind.DELETE, vm_id, "r4_error_timeout"), None
-            return Command(CommandKind.INIT, vm_id, "r4_error_init"), None
-        if last == CommandKind.CREATE and state == AppState.READY:  # 5
-            return Command(CommandKind.INIT, vm_id, "r5_created_init"), None
-        if last == CommandKind.INIT and state in (AppState.READY, AppState.INIT):  # 6
-            if age > p.MAX_TRANSITION_TIME:
-                return Command(CommandKind.DELETE, vm_id, "r6_transition_timeout"), None
-            return Command(CommandKind.INIT, vm_id, "r6_init_resend"), None
-        if last == CommandKind.SHUTDOWN and state in _DRAIN_STATES:  # 8
-            if age > p.MAX_SHUTDOWN_TIME:
-                return Command(CommandKind.DELETE, vm_id, "r8_shutdown_timeout"), None
-            return Command(CommandKind.SHUTDOWN, vm_id, "r8_shutdown_resend"), None
-        if last == CommandKind.SHUTDOWN and state == AppState.READY:  # 9
-            return Command(CommandKind.SUSPEND, vm_id, "r9_suspend_drained"), None
-        if last is None or last == CommandKind.RESUME:  # 10
-            if state in (AppState.RUNNING, AppState.READY, AppState.INIT):
-                return Command(CommandKind.INIT, vm_id, "r10_adopt_init"), None
-            if state == AppState.SHUTTING_DOWN:
-                return Command(CommandKind.SHUTDOWN, vm_id, "r10_adopt_shutdown"), None
-        return Command(CommandKind.DELETE, vm_id, "r11_illegal_state"), None  # 11
-
-    def _worker_load(self, vm: VMInfo) -> float | None:
-        """Rule 7's load; cpu alone is trusted less since fresh VMs show inflated cpu."""
-        p = self.params
-        buffer = self._hb[vm.id]
-        if vm.type != VMType.WORKER or len(buffer) < p.MIN_MEASURE_LOAD_HB:
-            return None
-        newest = buffer[-1]
-        if newest.mem > p.MAX_AVG_LOAD or newest.disk > p.MAX_AVG_LOAD:
-            return max(newest.cpu, newest.mem, newest.disk)
-        return newest.cpu
 
     # ---- executing ----------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from engine.core.recorder import table
-from engine.vmworld.controller import ControlRound
+from engine.vmworld.rounds import ControlRound
 
 SAMPLES = table(
     "samples",

@@ -27,10 +27,11 @@ from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
 from engine.scheduling.service import PlacementService
 from engine.vmworld.cloud import VMCloud
-from engine.vmworld.controller import ControlRound, VMController
+from engine.vmworld.controller import VMController
 from engine.vmworld.daemon import AppDaemons, HeartbeatChannel
 from engine.vmworld.jobs import JobFlow
 from engine.vmworld.model import AppState, VMState, VMType
+from engine.vmworld.rounds import ControlRound
 from engine.vmworld.tables import DECISIONS, JOBS, SAMPLES, decision_row
 from engine.workload.arrivals import ArrivalStream, peak_multiplier
 from engine.workload.service import ServiceTimes
