@@ -194,11 +194,13 @@ class BatchSampler:
         at = np.searchsorted(log_t, times, side="right") - 1
         states = np.asarray([e[1:5] for e in log], dtype=np.int64)[at]
         seconds = np.empty(k)
-        for j in np.unique(at).tolist():
-            sel = at == j
+        entries, firsts = np.unique(at, return_index=True)  # ``at`` does not decrease: each entry's samples are a slice
+        bounds = [*firsts.tolist(), k]
+        for i, j in enumerate(entries.tolist()):
+            lo, hi = bounds[i], bounds[i + 1]
             _, _, _, _, _, done, placed = log[j]
-            ts = times[sel]
-            seconds[sel] = done + python_sum([ts - p for p in placed], len(ts))
+            ts = times[lo:hi]
+            seconds[lo:hi] = done + python_sum([ts - p for p in placed], hi - lo)
         running = states[:, 2]
         cursor.max_running[rt.key] = max(cursor.max_running[rt.key], int(running.max()))
         # what the next batch starts from
