@@ -286,14 +286,15 @@ class FunctionRuntime:
         parts = [*self.chunks, tail]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
-    def flush(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Move the tail lists into a numpy chunk; returns the chunk (the rows since the last flush)."""
-        chunk = (
-            np.asarray(self.c_rep, dtype=np.int32),
-            np.asarray(self.c_arr, dtype=np.float64),
-            np.asarray(self.c_start, dtype=np.float64),
-            np.asarray(self.c_exec, dtype=np.float64),
-        )
+    def flush(self, chunk: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
+        """Move the tail lists into a numpy chunk (``chunk``: the tail already as arrays); returns it."""
+        if chunk is None:
+            chunk = (
+                np.asarray(self.c_rep, dtype=np.int32),
+                np.asarray(self.c_arr, dtype=np.float64),
+                np.asarray(self.c_start, dtype=np.float64),
+                np.asarray(self.c_exec, dtype=np.float64),
+            )
         if len(chunk[0]):
             self.chunks.append(chunk)
             if len(self.chunks) > 64:  # merge small chunks: fewer arrays, same bytes
@@ -303,12 +304,21 @@ class FunctionRuntime:
         self.sampled = 0
         return chunk
 
-    def flush_upto(self, n: int) -> None:
-        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay."""
-        rest = (self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:])
+    def flush_upto(self, n: int, mark: int = 0, arrays: tuple[np.ndarray, ...] | None = None) -> None:
+        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay.
+        ``arrays``: the tail's rows from ``mark`` on, already made into arrays (reused, not made again)."""
+        lists = (self.c_rep, self.c_arr, self.c_start, self.c_exec)
+        rest = tuple(c[n:] for c in lists)
+        chunk = None
+        if arrays is not None and mark <= n:
+            dtypes = (np.int32, np.float64, np.float64, np.float64)
+            chunk = tuple(
+                np.concatenate((np.asarray(c[:mark], dtype=d), a[: n - mark].astype(d))) if mark else a[:n].astype(d)
+                for c, a, d in zip(lists, arrays, dtypes, strict=True)
+            )
         del self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:]
-        self.flush()
-        self.c_rep, self.c_arr, self.c_start, self.c_exec = (list(c) for c in rest)
+        self.flush(chunk)  # type: ignore[arg-type]
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = rest  # type: ignore[assignment]
         self.sampled = 0
 
     def stored_bytes(self) -> int:
