@@ -214,6 +214,7 @@ class FunctionRuntime:
         self.replicas: dict[int, Replica] = {}  # every replica not removed
         self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
         self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
+        self.single_slot = True  # per_request: no instance with more than one slot has been busy (the one-slot loop)
         self.rows = 0  # rows appended (dispatched + rejected)
         self.c_rep: list[int] = []
         self.c_arr: list[float] = []
