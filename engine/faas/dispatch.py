@@ -247,17 +247,19 @@ class Dispatch:
     def _run_single_slot(self, rt: FunctionRuntime, h: float) -> float:
         """:meth:`_run_per_request` when every instance has one slot (``concurrency: 1``, SimFaaS's model), without
         the concurrency slowdown and least-outstanding bookkeeping: the same steps and rows, fewer operations per
-        request (an instance's one-slot heap is its free time; ``x * 1.0`` is ``x``; the sequence number a local)."""
+        request. An instance's one-slot heap is its free time, at or before the arrival it takes, so the request
+        starts at its arrival: the arrival and start columns (NaN start for a rejection) and the recent executions are
+        written once per call, from the arrivals processed, not per request; ``x * 1.0`` is ``x``; the sequence
+        number is a local."""
         buf, bi, n = rt.buf, rt.bi, len(rt.buf)
         slots, idle = rt.slots, rt.idle
-        c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
-        recent = rt.exec_recent.append
+        c_rep, c_exec = rt.c_rep.append, rt.c_exec.append
         alive = ("starting", "running", "conceived")
         seq = self._seq
         first = bi
         blocked = INF
         full: bool | None = None
-        limited = 0
+        rejected: list[int] = []  # rows (from first) rejected at the instance limit
         while bi < n:
             a = buf[bi]
             if a > h:
@@ -281,32 +283,25 @@ class Dispatch:
                     rt.blocked = blocked = a
                     break
                 c_rep(CONCURRENCY_LIMIT)
-                c_arr(a)
-                c_start(NAN)
                 c_exec(NAN)
-                limited += 1
+                rejected.append(bi - first)
                 bi += 1
                 continue
             heap = r.heap
-            free = heap[0]
-            start = a if a > free else free
             if r.ei >= r.en:
                 r.refill()
             e = r.eb[r.ei] * r.inv_speed + r.transfer
             r.ei += 1
-            end = start + e
+            end = a + e  # start = max(a, free) = a
             heap[0] = end
-            r.starts.append(start)
+            r.starts.append(a)
             r.ends.append(end)
             if e > r.max_exec:
                 r.max_exec = e
             if end > r.last_end:
                 r.last_end = end
             c_rep(r.id)
-            c_arr(a)
-            c_start(start)
             c_exec(e)
-            recent(e)
             if end > a:  # its one slot is taken
                 idle.pop()
                 seq += 1
@@ -315,9 +310,21 @@ class Dispatch:
         self._seq = seq
         k = bi - first
         if k:
+            arrivals = buf[first:bi]
+            rt.c_arr += arrivals
+            if rejected:
+                starts = list(arrivals)
+                for i in rejected:
+                    starts[i] = NAN
+                rt.c_start += starts
+                reps, execs = rt.c_rep[-k:], rt.c_exec[-k:]
+                rt.exec_recent.extend([x for rep, x in zip(reps, execs, strict=True) if rep >= 0][-64:])
+            else:
+                rt.c_start += arrivals
+                rt.exec_recent.extend(rt.c_exec[-k:] if k <= 64 else rt.c_exec[-64:])
             rt.rows += k
-            rt.dispatched += k - limited
-            rt.rejected += limited
+            rt.dispatched += k - len(rejected)
+            rt.rejected += len(rejected)
             rt.last_request = buf[bi - 1]
         rt.bi = bi
         return blocked
