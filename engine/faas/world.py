@@ -67,6 +67,10 @@ def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int =
     return p50, p95, p99
 
 
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class FunctionWorld:
     """Function deployments behind a gateway, placed by the shared scheduler, scaled per function."""
 
@@ -476,11 +480,12 @@ class FunctionWorld:
 
     def summary(self, now: float) -> dict[str, Any]:
         rows = self._function_rows(now)  # no DataFrame: the sums are the ones pandas takes (numpy's, over the rows)
-        totals = {k: sum(row[k] for row in rows) for k in ("generated", "completed", "in_flight", "queued", "rejected", "cold_starts")}
+        totals = {k: int(sum(row[k] for row in rows)) for k in ("generated", "completed", "in_flight", "queued", "rejected", "cold_starts")}
         return {
             "world": "functions",
             **{f"requests_{k}" if k != "cold_starts" else k: v for k, v in totals.items()},
             "replica_hours": float(np.sum(np.array([row["replica_hours"] for row in rows], dtype=np.float64))),
-            "functions": {row["function"]: {k: v for k, v in row.items() if k != "function"} for row in rows},
+            # plain Python values, as a DataFrame's records are (a replica's placement time may be a numpy float)
+            "functions": {row["function"]: {k: _plain(v) for k, v in row.items() if k != "function"} for row in rows},
             **(self.nodescaling.summary(now) if self.nodescaling is not None else {}),
         }
