@@ -146,10 +146,12 @@ class BatchSampler:
             rt.state_log = []
             flow.log_state(rt, now)
             self.flying[rt.key] = sorted(e for r in rt.replicas.values() for e in r.ends if e > self.cursor.last)
+            rt.replica_rows = False  # the samples read the request rows: the replicas need not repeat them
 
     def stop(self) -> None:
         for rt in self.flow.functions:
             rt.state_log = None
+            rt.keep_replica_rows()  # samples one at a time, utilisation rows and scalers read the replicas' own
 
     def take(self, t: float) -> None:
         """Every sample due before ``t`` (the flow has processed everything up to ``t``)."""

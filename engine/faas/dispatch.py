@@ -254,6 +254,7 @@ class Dispatch:
         buf, bi, n = rt.buf, rt.bi, len(rt.buf)
         slots, idle = rt.slots, rt.idle
         c_rep, c_exec = rt.c_rep.append, rt.c_exec.append
+        keep = rt.replica_rows
         alive = ("starting", "running", "conceived")
         seq = self._seq
         first = bi
@@ -294,10 +295,11 @@ class Dispatch:
             r.ei += 1
             end = a + e  # start = max(a, free) = a
             heap[0] = end
-            r.starts.append(a)
-            r.ends.append(end)
-            if e > r.max_exec:
-                r.max_exec = e
+            if keep:
+                r.starts.append(a)
+                r.ends.append(end)
+                if e > r.max_exec:
+                    r.max_exec = e
             if end > r.last_end:
                 r.last_end = end
             c_rep(r.id)

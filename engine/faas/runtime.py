@@ -214,6 +214,8 @@ class FunctionRuntime:
         self.replicas: dict[int, Replica] = {}  # every replica not removed
         self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
         self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
+        #: each replica keeps its requests' starts and ends (off while samples are taken in batches: no reader then)
+        self.replica_rows = True
         self.single_slot = True  # per_request: no instance with more than one slot has been busy (the one-slot loop)
         self.rows = 0  # rows appended (dispatched + rejected)
         self.c_rep: list[int] = []
@@ -321,6 +323,18 @@ class FunctionRuntime:
         self.flush(chunk)  # type: ignore[arg-type]
         self.c_rep, self.c_arr, self.c_start, self.c_exec = rest  # type: ignore[assignment]
         self.sampled = 0
+
+    def keep_replica_rows(self) -> None:
+        """Each live replica's starts and ends (and longest execution) again, from the request rows, and kept from now
+        on: what :attr:`Replica.starts` held had it been kept all along (dropped old rows never change a reading)."""
+        rep, _, start, exe = self.columns()
+        for r in self.replicas.values():
+            mine = rep == r.id
+            s, e = start[mine], exe[mine]
+            r.starts, r.ends = s.tolist(), (s + e).tolist()
+            longer = e[e > 0.0]  # the loops keep the largest execution above 0.0 (NaN never is)
+            r.max_exec = float(longer.max()) if len(longer) else 0.0
+        self.replica_rows = True
 
     def stored_bytes(self) -> int:
         """Bytes the request rows take at rest (chunks, sparse waits and cold flags; the unflushed tail excluded)."""
