@@ -69,3 +69,26 @@ def test_lifetimes_are_pythons_sums_of_the_entry_in_force():
     at = np.searchsorted([e[0] for e in log], times, side="right") - 1
     want = [log[j][5] + sum([t - p for p in log[j][6]]) for j, t in zip(at.tolist(), times.tolist(), strict=True)]
     assert lifetimes(log, at, times).tolist() == want
+
+
+def test_replicas_read_after_batches_stop_are_those_kept_all_along():
+    """In batches the replicas keep no rows of their own; utilisation switched on mid-run reads them rebuilt from the
+    request rows, and gives the rows of a run that kept them from the start."""
+
+    def run(from_start: bool) -> Simulation:
+        fn = function(function="a", scaler="per_request", concurrency=1, max_replicas=6, idle_timeout=40.0, rate=2.0)
+        sim = Simulation(scenario({"fn1": fn}, duration=900.0, seed=7, faas={"record_utilization": from_start}))
+        sim.advance(400.0)
+        sim.inject("node_drain")
+        sim.advance(500.0)
+        if not from_start:
+            sim.set_params({"faas.record_utilization": True})
+        sim.run()
+        return sim
+
+    switched, kept = run(False), run(True)
+    a, b = switched.frame("utilization"), kept.frame("utilization")
+    a, b = a[a.time > 500.0].reset_index(drop=True), b[b.time > 500.0].reset_index(drop=True)
+    assert len(a) > 100 and a.busy.sum() > 0
+    assert frame_digest(a) == frame_digest(b)
+    assert frame_digest(switched.frame("function_samples")) == frame_digest(kept.frame("function_samples"))
