@@ -98,7 +98,7 @@ def allowed(p: param.Parameter) -> str:
     return type(p).__name__
 
 
-def coerce(section: Section, name: str, value: Any, field: str | None = None) -> Any:
+def coerce(section: Section | type[Section], name: str, value: Any, field: str | None = None) -> Any:
     """Convert ``value`` to what parameter ``name`` accepts, or raise a :class:`ParamError`."""
     field = field or f"{section_key(section)}.{name}"
     if name not in tunable_names(section):

@@ -71,13 +71,28 @@ class _Store:
     spec: TableSpec
     columns: dict[str, list] = field(default_factory=dict)
     offset: int = 0  # absolute number of the first row kept
+    #: blocks given as arrays (:meth:`Recorder.extend` of an unbounded table), after the rows of :attr:`columns`: they
+    #: become list values (``tolist``, as :meth:`Recorder.extend` did at once) only when the table is read or appended to
+    deferred: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    deferred_rows: int = 0
 
     def __post_init__(self) -> None:
         self.columns = {c: [] for c in self.spec.names}
 
     @property
     def kept(self) -> int:
-        return len(next(iter(self.columns.values()))) if self.columns else 0
+        return (len(next(iter(self.columns.values()))) if self.columns else 0) + self.deferred_rows
+
+    def lists(self) -> dict[str, list]:
+        """The columns as lists, deferred blocks included (moved into the lists now, in order)."""
+        if self.deferred:
+            for _, block in self.deferred:
+                for c, col in self.columns.items():
+                    values = block[c]
+                    col.extend(values.tolist() if isinstance(values, np.ndarray) else values)
+            self.deferred.clear()
+            self.deferred_rows = 0
+        return self.columns
 
     def trim(self) -> None:
         bound = self.spec.bound
@@ -208,7 +223,7 @@ class Recorder:
     def append(self, name: str, row: Mapping[str, Any]) -> int:
         """Append one row (every declared column must be given); returns its absolute row number."""
         store = self._stores[name]
-        for c, col in store.columns.items():
+        for c, col in store.lists().items():
             col.append(row[c])
         number = store.offset + store.kept - 1
         store.trim()
@@ -221,14 +236,26 @@ class Recorder:
             return store.add(columns)
         start = store.offset + store.kept
         n = None
-        for c, col in store.columns.items():
+        defer = store.spec.bound is None  # an unbounded table keeps the block as given (copied) until it is read
+        block = {}
+        for c in store.columns:
             values = columns[c]
-            values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+            if isinstance(values, np.ndarray):
+                values = values.copy() if defer else values.tolist()
+            else:
+                values = list(values)
             if n is None:
                 n = len(values)
             elif len(values) != n:
                 raise ValueError(f"table {name}: column {c} has {len(values)} values, expected {n}")
-            col.extend(values)
+            block[c] = values
+        if defer:
+            if n:
+                store.deferred.append((n, block))
+                store.deferred_rows += n
+            return start, start + (n or 0)
+        for c, col in store.columns.items():
+            col.extend(block[c])
         store.trim()
         return start, start + (n or 0)
 
@@ -250,8 +277,11 @@ class Recorder:
         if isinstance(store, _BlockStore) or store.spec.bound is not None:
             raise ValueError(f"table {name}: a positional appender needs an unbounded row table")
         cols = list(store.columns.values())
+        deferred = store.deferred
 
         def add(values: Sequence[Any]) -> None:
+            if deferred:
+                store.lists()  # the deferred blocks come first (the same list objects grow)
             for col, v in zip(cols, values, strict=True):
                 col.append(v)
 
@@ -274,14 +304,14 @@ class Recorder:
     def raw(self, name: str) -> dict[str, list] | list[tuple[int, dict[str, np.ndarray]]]:
         """What a table keeps in memory (column lists, or blocks of arrays), for measuring its size."""
         store = self._stores[name]
-        return store.materialised() if isinstance(store, _BlockStore) else store.columns
+        return store.materialised() if isinstance(store, _BlockStore) else store.lists()
 
     def column(self, name: str, column: str) -> list:
         """One column's kept values of a row table (the live list, not a copy: read it, do not modify it)."""
         store = self._stores[name]
         if isinstance(store, _BlockStore):
             raise ValueError(f"table {name}: a block table has no single column list; use frame()")
-        return store.columns[column]
+        return store.lists()[column]
 
     def frame(self, name: str, start: int = 0, stop: int | None = None) -> pd.DataFrame:
         """Rows ``[start, stop)`` (absolute numbers; rows no longer kept are left out) with the declared dtypes."""
@@ -307,7 +337,7 @@ class Recorder:
         if isinstance(store, _BlockStore):
             raw = store.rows(store.offset + lo, store.offset + hi)
         else:
-            raw = {c: col[lo:hi] for c, col in store.columns.items()}
+            raw = {c: col[lo:hi] for c, col in store.lists().items()}
         out = {c.name: _series(raw[c.name], c.dtype) for c in store.spec.columns}
         df = pd.DataFrame(out)
         df.index = pd.RangeIndex(store.offset + lo, store.offset + lo + len(df))

@@ -243,7 +243,7 @@ class RequestFlow(Dispatch, Observations):
             r.expiry = INF
             if r.state != "running" or not rt.per_request:
                 return
-            if r.last_end + rt.spec.idle_timeout > t or r.unfinished(t):
+            if r.last_end + rt.spec.idle_timeout > t:  # (idle_timeout >= 0: every request it took has ended by t)
                 self._expiry(r, r.last_end)
                 return
             live = [x for x in rt.replicas.values() if x.state in ("conceived", "starting", "running")]
@@ -387,9 +387,12 @@ class RequestFlow(Dispatch, Observations):
         if state == "pending":
             self._remove(r, t, cause)
             return
-        done = max(t, r.last_end) if r.starts else t  # requests already dispatched to it finish first
-        if r.starts and r.unfinished(t) == 0:
-            done = t
+        if rt.replica_rows:
+            done = max(t, r.last_end) if r.starts else t  # requests already dispatched to it finish first
+            if r.starts and r.unfinished(t) == 0:
+                done = t
+        else:  # its requests' ends are not kept: the last one (the same time but when it ends within a rounding of t)
+            done = r.last_end if r.last_end > t else t
         if done <= t:
             self._remove(r, t, cause)
         else:

@@ -214,6 +214,9 @@ class FunctionRuntime:
         self.replicas: dict[int, Replica] = {}  # every replica not removed
         self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
         self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
+        #: each replica keeps its requests' starts and ends (off while samples are taken in batches: no reader then)
+        self.replica_rows = True
+        self.single_slot = True  # per_request: no instance with more than one slot has been busy (the one-slot loop)
         self.rows = 0  # rows appended (dispatched + rejected)
         self.c_rep: list[int] = []
         self.c_arr: list[float] = []
@@ -286,14 +289,15 @@ class FunctionRuntime:
         parts = [*self.chunks, tail]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
-    def flush(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Move the tail lists into a numpy chunk; returns the chunk (the rows since the last flush)."""
-        chunk = (
-            np.asarray(self.c_rep, dtype=np.int32),
-            np.asarray(self.c_arr, dtype=np.float64),
-            np.asarray(self.c_start, dtype=np.float64),
-            np.asarray(self.c_exec, dtype=np.float64),
-        )
+    def flush(self, chunk: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
+        """Move the tail lists into a numpy chunk (``chunk``: the tail already as arrays); returns it."""
+        if chunk is None:
+            chunk = (
+                np.asarray(self.c_rep, dtype=np.int32),
+                np.asarray(self.c_arr, dtype=np.float64),
+                np.asarray(self.c_start, dtype=np.float64),
+                np.asarray(self.c_exec, dtype=np.float64),
+            )
         if len(chunk[0]):
             self.chunks.append(chunk)
             if len(self.chunks) > 64:  # merge small chunks: fewer arrays, same bytes
@@ -303,13 +307,34 @@ class FunctionRuntime:
         self.sampled = 0
         return chunk
 
-    def flush_upto(self, n: int) -> None:
-        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay."""
-        rest = (self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:])
+    def flush_upto(self, n: int, mark: int = 0, arrays: tuple[np.ndarray, ...] | None = None) -> None:
+        """Move the first ``n`` rows of the tail into a numpy chunk (rows a sample has covered); the rest stay.
+        ``arrays``: the tail's rows from ``mark`` on, already made into arrays (reused, not made again)."""
+        lists = (self.c_rep, self.c_arr, self.c_start, self.c_exec)
+        rest = tuple(c[n:] for c in lists)
+        chunk = None
+        if arrays is not None and mark <= n:
+            dtypes = (np.int32, np.float64, np.float64, np.float64)
+            chunk = tuple(
+                np.concatenate((np.asarray(c[:mark], dtype=d), a[: n - mark].astype(d))) if mark else a[:n].astype(d)
+                for c, a, d in zip(lists, arrays, dtypes, strict=True)
+            )
         del self.c_rep[n:], self.c_arr[n:], self.c_start[n:], self.c_exec[n:]
-        self.flush()
-        self.c_rep, self.c_arr, self.c_start, self.c_exec = (list(c) for c in rest)
+        self.flush(chunk)  # type: ignore[arg-type]
+        self.c_rep, self.c_arr, self.c_start, self.c_exec = rest  # type: ignore[assignment]
         self.sampled = 0
+
+    def keep_replica_rows(self) -> None:
+        """Each live replica's starts and ends (and longest execution) again, from the request rows, and kept from now
+        on: what :attr:`Replica.starts` held had it been kept all along (dropped old rows never change a reading)."""
+        rep, _, start, exe = self.columns()
+        for r in self.replicas.values():
+            mine = rep == r.id
+            s, e = start[mine], exe[mine]
+            r.starts, r.ends = s.tolist(), (s + e).tolist()
+            longer = e[e > 0.0]  # the loops keep the largest execution above 0.0 (NaN never is)
+            r.max_exec = float(longer.max()) if len(longer) else 0.0
+        self.replica_rows = True
 
     def stored_bytes(self) -> int:
         """Bytes the request rows take at rest (chunks, sparse waits and cold flags; the unflushed tail excluded)."""

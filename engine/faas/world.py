@@ -67,6 +67,10 @@ def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int =
     return p50, p95, p99
 
 
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class FunctionWorld:
     """Function deployments behind a gateway, placed by the shared scheduler, scaled per function."""
 
@@ -442,6 +446,10 @@ class FunctionWorld:
         """One row per function: requests by status, p50/p95/p99 response of the completed, cold starts, replicas."""
         import pandas as pd
 
+        return pd.DataFrame(self._function_rows(now))
+
+    def _function_rows(self, now: float) -> list[dict[str, Any]]:
+        """:meth:`function_summary`'s rows as dicts of plain Python values."""
         rows = []
         for rt in self.flow.functions:
             rep, arr, start, exe = rt.columns()
@@ -468,15 +476,16 @@ class FunctionWorld:
                     "replica_hours": self.replica_seconds(rt, now) / 3600.0,
                 }
             )
-        return pd.DataFrame(rows)
+        return rows
 
     def summary(self, now: float) -> dict[str, Any]:
-        table = self.function_summary(now)
-        totals = {k: int(table[k].sum()) for k in ("generated", "completed", "in_flight", "queued", "rejected", "cold_starts")}
+        rows = self._function_rows(now)  # no DataFrame: the sums are the ones pandas takes (numpy's, over the rows)
+        totals = {k: int(sum(row[k] for row in rows)) for k in ("generated", "completed", "in_flight", "queued", "rejected", "cold_starts")}
         return {
             "world": "functions",
             **{f"requests_{k}" if k != "cold_starts" else k: v for k, v in totals.items()},
-            "replica_hours": float(table["replica_hours"].sum()),
-            "functions": {row["function"]: {k: v for k, v in row.items() if k != "function"} for row in table.to_dict("records")},
+            "replica_hours": float(np.sum(np.array([row["replica_hours"] for row in rows], dtype=np.float64))),
+            # plain Python values, as a DataFrame's records are (a replica's placement time may be a numpy float)
+            "functions": {row["function"]: {k: _plain(v) for k, v in row.items() if k != "function"} for row in rows},
             **(self.nodescaling.summary(now) if self.nodescaling is not None else {}),
         }

@@ -84,7 +84,7 @@ class Scenario:
                 body = {}
             if not isinstance(body, dict):
                 raise ScenarioError(f"{origin}: {key}: must be a mapping of parameter names to values")
-            probe = SECTION_CLASSES[key]()
+            probe = SECTION_CLASSES[key]  # the class: its parameters are read as declared (an instance copies each one read)
             try:
                 values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
                 section = SECTION_CLASSES[key](**values[key])

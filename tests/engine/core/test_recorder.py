@@ -135,3 +135,24 @@ def test_identical_frames_have_identical_digests():
     a = pd.DataFrame({"x": [1.0, 2.0], "y": ["a", "b"]})
     assert frame_digest(a) == frame_digest(a.copy())
     assert frame_digest(a) != frame_digest(a.assign(x=[1.0, 2.5]))
+
+
+def test_arrays_given_to_an_unbounded_table_read_back_as_if_appended_at_once():
+    def fill(rec, add):
+        add((0.5, 1, True, "a", None, None))
+        time, n = np.array([1.0, 2.0, 3.0]), np.array([4, 5, 6])
+        block = {"time": time, "n": n, "flag": np.array([True, False, True]), "name": ["b"] * 3, "k": [1, None, 3], "x": [0.25] * 3}
+        start = rec.extend("t", block)
+        time[:] = -1.0  # the caller's arrays are its own again: the rows keep the values given
+        n[:] = 0
+        add((4.0, 7, False, None, 9, 1.5))
+        rec.extend("t", {"time": np.array([5.0]), "n": np.array([8]), "flag": [False], "name": ["c"], "k": [None], "x": [None]})
+        return start, rec.count("t")
+
+    deferred = Recorder([SPEC])
+    assert fill(deferred, deferred.appender("t")) == ((1, 4), 6)
+    assert deferred.column("t", "n") == [1, 4, 5, 6, 7, 8]  # Python values, as if appended row by row
+    eager = Recorder([table("t", "", [(c.name, c.dtype, c.doc) for c in SPEC.columns], bound=100)])  # bounded: taken at once
+    fill(eager, lambda row: eager.append("t", dict(zip(SPEC.names, row, strict=True))))
+    assert frame_digest(deferred.frame("t")) == frame_digest(eager.frame("t"))
+    assert deferred.frame("t", 2, 4).time.tolist() == [2.0, 3.0]

@@ -8,11 +8,13 @@ the instance limit, idle expiry, a provisioned minimum, a changed sample interva
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from support_faas import function, scenario
 
 from engine import Simulation
 from engine.core.recorder import frame_digest
+from engine.faas.batchsample import group_percentiles, lifetimes
 
 
 def session(utilization: bool, chunks: tuple[float, ...]) -> Simulation:
@@ -39,3 +41,54 @@ def test_batch_samples_equal_one_at_a_time(chunks):
     assert (batch.frame("replica_lifecycle").cause == "expired").sum() > 5
     assert frame_digest(a) == frame_digest(b)
     assert batch.summary()["functions"] == single.summary()["functions"]
+
+
+def test_group_percentiles_are_numpys_per_group():
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        k, n = int(rng.integers(1, 40)), int(rng.integers(0, 150))
+        groups = rng.integers(0, k, n)
+        if trial % 3:
+            groups = np.sort(groups)  # the batch's case: rows in sample order
+        values = np.round(rng.exponential(2.0, n), int(rng.integers(0, 3)))  # ties too
+        got = group_percentiles(values, groups, k)
+        for j in range(k):
+            mine = values[groups == j]
+            want = np.percentile(mine, [50, 95, 99]) if len(mine) else np.full(3, np.nan)
+            assert np.array_equal(np.array([g[j] for g in got]), want, equal_nan=True)
+
+
+def test_lifetimes_are_pythons_sums_of_the_entry_in_force():
+    rng = np.random.default_rng(6)
+    times = np.cumsum(rng.exponential(5.0, 300))
+    log = []
+    for t in np.sort(rng.uniform(0.0, times[-1], 40)).tolist():
+        placed = np.sort(rng.uniform(0.0, t, int(rng.integers(0, 5)))).tolist()
+        log.append((t, 0, 0, 0, 0, float(rng.uniform(0.0, 1e4)), placed))
+    log[0] = (0.0, *log[0][1:])
+    at = np.searchsorted([e[0] for e in log], times, side="right") - 1
+    want = [log[j][5] + sum([t - p for p in log[j][6]]) for j, t in zip(at.tolist(), times.tolist(), strict=True)]
+    assert lifetimes(log, at, times).tolist() == want
+
+
+def test_replicas_read_after_batches_stop_are_those_kept_all_along():
+    """In batches the replicas keep no rows of their own; utilisation switched on mid-run reads them rebuilt from the
+    request rows, and gives the rows of a run that kept them from the start."""
+
+    def run(from_start: bool) -> Simulation:
+        fn = function(function="a", scaler="per_request", concurrency=1, max_replicas=6, idle_timeout=40.0, rate=2.0)
+        sim = Simulation(scenario({"fn1": fn}, duration=900.0, seed=7, faas={"record_utilization": from_start}))
+        sim.advance(400.0)
+        sim.inject("node_drain")
+        sim.advance(500.0)
+        if not from_start:
+            sim.set_params({"faas.record_utilization": True})
+        sim.run()
+        return sim
+
+    switched, kept = run(False), run(True)
+    a, b = switched.frame("utilization"), kept.frame("utilization")
+    a, b = a[a.time > 500.0].reset_index(drop=True), b[b.time > 500.0].reset_index(drop=True)
+    assert len(a) > 100 and a.busy.sum() > 0
+    assert frame_digest(a) == frame_digest(b)
+    assert frame_digest(switched.frame("function_samples")) == frame_digest(kept.frame("function_samples"))
