@@ -58,7 +58,7 @@ from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
-from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, first_best_from, last_in_scan, scan
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, all_pass, first_best_from, last_in_scan, scan
 from engine.scheduling.scoring import add_weighted, first_best
 from engine.scheduling.skippy_step import SkippyStep, fuses
 
@@ -94,19 +94,6 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
         return max(int(n * p / 100), 100)
     p_int = percentage if percentage > 0 else max(50 - n // 125, 5)
     return max(n * p_int // 100, 100)
-
-
-def _all_pass(masks: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
-    """Nodes passing every predicate: the one mask itself, or a new array (pairwise ands: ``logical_and.reduce`` over a
-    list would first stack the masks into a matrix)."""
-    if not masks:
-        return np.ones(n, bool)
-    passes = masks[0][1]
-    if len(masks) > 1:
-        passes = np.logical_and(passes, masks[1][1])
-        for _, mask in masks[2:]:
-            passes &= mask
-    return passes
 
 
 @dataclass
@@ -378,7 +365,7 @@ class Scheduler:
             mask = predicate.mask(cluster, pod)
             if mask is not None:
                 masks.append((predicate.name, mask))
-        passes = _all_pass(masks, n)
+        passes = all_pass(masks, n)
         start = self.start_index
         wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
         weighted = self.weighted()

@@ -24,7 +24,7 @@ from engine.scheduling.data_locality import DataLocality
 from engine.scheduling.image_locality import LatencyAwareImageLocality
 from engine.scheduling.locality_type import LocalityType
 from engine.scheduling.predicates import NodeLabelPresence, PodFitsResources
-from engine.scheduling.scan_order import EveryNodeScores, first_best_from, last_in_scan
+from engine.scheduling.scan_order import EveryNodeScores, all_pass, first_best_from, last_in_scan
 from engine.scheduling.taint_toleration import TaintToleration
 
 #: The priorities the step computes, in the weighted sum's order, each at weight 1.
@@ -73,6 +73,7 @@ class SkippyStep:
             return None
         if pod.gpu_models and pod.gpus > 0:
             return None
+        n = cluster.n
         masks = []
         schedulable = cluster.schedulable
         if not np.logical_and.reduce(schedulable):  # the ufunc itself: ndarray.all goes through a Python wrapper
@@ -80,15 +81,10 @@ class SkippyStep:
         masks.append(("PodFitsResources", self.fit.mask(cluster, pod)))
         if self.avoid_storage:
             masks.append(("NoStorageNode", no_storage))
-        passes = masks[0][1]
-        if len(masks) > 1:
-            passes = np.logical_and(passes, masks[1][1])
-            for _, mask in masks[2:]:
-                passes &= mask
+        passes = all_pass(masks, n)
         feasible = int(np.count_nonzero(passes))
         if not feasible:
             return None, 0.0, 0, None, masks, start
-        n = cluster.n
         following = (last_in_scan(passes, start) + 1) % n
 
         balance = self.balance.column(cluster, pod)  # map-only: raw and score are the same array
