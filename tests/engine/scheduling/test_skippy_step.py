@@ -60,6 +60,14 @@ def assert_same(fused, general) -> None:
     assert all(same_arrays(rows[k], expected[k]) for k in rows), [k for k in rows if not same_arrays(rows[k], expected[k])]
 
 
+def skippy_balance_now(cluster, pod) -> np.ndarray:
+    """Skippy's BalancedResource at every node, computed whole from the free resources (0 free counted as 1)."""
+    cpu = pod.cpu_millis / np.where(cluster.cpu_free == 0, 1, cluster.cpu_free).astype(float)
+    memory = pod.memory / np.where(cluster.memory_free == 0, 1, cluster.memory_free).astype(float)
+    score = np.trunc((1.0 - np.abs(cpu - memory)) * 10.0)
+    return np.where(np.maximum(cpu, memory) >= 1, 0.0, score)
+
+
 def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid: bool, pods: int) -> int:
     """Schedule the same pods with both paths; returns how many decisions the fused step made."""
     fused_cluster, general_cluster = (cluster_of(n, seed, storage, edge, cached) for _ in range(2))
@@ -87,8 +95,11 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
             pod = Pod(pod.name, pod.containers, pod.labels, gpus=1, gpu_models=("T4",))
         elif k % 17 == 16:
             pod = Pod(pod.name, pod.containers, pod.labels, gpus=0.5)  # a GPU share: the fused step's fit checks devices
+        balance = skippy_balance_now(fused_cluster, pod)  # from scratch, before the bind: the kept columns must agree
         a, b = fused.schedule(pod), general.schedule(pod)
         assert_same(a, b)
+        if a.node is not None:
+            assert np.array_equal(a.priorities[0].raw, balance[a.nodes])
         assert fused.start_index == general.start_index
         if a.node is not None:
             placed.append((pod, a.node, a.devices))
