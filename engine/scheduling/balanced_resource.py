@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.cluster.model import Cluster
+from engine.cluster.model import Cluster, Pod
 from engine.scheduling.balanced import kube_balanced_allocation
 from engine.scheduling.base import Priority, ScoringContext
 from engine.scheduling.shape_columns import ShapeColumns
@@ -45,8 +45,12 @@ class BalancedResource(Priority):
     def __init__(self) -> None:
         self._columns = ShapeColumns(_skippy_balanced)
 
+    def column(self, cluster: Cluster, pod: Pod) -> np.ndarray:
+        """Skippy's scores of ``pod`` at every node (kept per shape on large clusters: read it, do not change it)."""
+        return self._columns.column(cluster, (pod.cpu_millis, pod.memory))
+
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         if not ctx.skippy:
             return kube_balanced_allocation(ctx)
         # nodes that fit have at least the request left, so a positive request never meets a zero denominator
-        return self._columns.column(ctx.cluster, (ctx.pod.cpu_millis, ctx.pod.memory))[ctx.nodes]
+        return self.column(ctx.cluster, ctx.pod)[ctx.nodes]

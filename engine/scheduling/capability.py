@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-from engine.cluster.model import CAPABILITY, Cluster
+from engine.cluster.model import CAPABILITY, Cluster, Pod
 from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max, zero_scores
 from engine.scheduling.static_column import StaticColumn
 
@@ -26,32 +26,42 @@ class Capability(Priority):
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
 
-    def raw(self, ctx: ScoringContext) -> np.ndarray:
-        asked = tuple((key, value) for key, value in ctx.pod.labels.items() if CAPABILITY in key)
+    def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
+        """The counts at every node of the capabilities ``pod`` asks for, kept per set asked (None: it asks for none)."""
+        asked = tuple((key, value) for key, value in pod.labels.items() if CAPABILITY in key)
         if not asked:
-            return zero_scores(ctx.size)
+            return None
+        columns = self._columns.get(cluster)
+        if columns is None:
+            columns = self._columns[cluster] = {}
+        column = columns.get(asked)
+        if column is None:
+            count = np.zeros(cluster.n, dtype=np.int64)
+            for key, value in asked:
+                count += cluster.label_equals(key, value)
+            column = columns[asked] = StaticColumn(count)
+        return column
+
+    def raw(self, ctx: ScoringContext) -> np.ndarray:
         if ctx.scored is None:
+            asked = [(key, value) for key, value in ctx.pod.labels.items() if CAPABILITY in key]
+            if not asked:
+                return zero_scores(ctx.size)
             count = ctx.zeros()
             for key, value in asked:
                 count += ctx.cluster.label_equals(key, value)[ctx.nodes]
             return count
-        columns = self._columns.setdefault(ctx.cluster, {})
-        column = columns.get(asked)
-        if column is None:
-            count = ctx.zeros()
-            for key, value in asked:
-                count += ctx.cluster.label_equals(key, value)
-            column = columns[asked] = StaticColumn(count)
-        self._last = column
-        return column.values
+        column = self._last = self.column(ctx.cluster, ctx.pod)
+        return zero_scores(ctx.size) if column is None else column.values
 
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:
         if not ctx.skippy:
             return kube_default_normalize(raw)
         if raw is zero_scores(ctx.size):  # the pod asks for no capability
             return raw
-        column = self._last if self._last is not None and raw is self._last.values and ctx.scored is not None else None
-        lo, hi = column.bounds(ctx) if column is not None else ctx.bounds(raw)
+        if self._last is not None and raw is self._last.values and ctx.scored is not None:
+            return self._last.skippy_scores(ctx.scored, inverse=False)
+        lo, hi = ctx.bounds(raw)
         if lo == hi:
             return zero_scores(ctx.size)
-        return column.min_max((lo, hi), inverse=False) if column is not None else skippy_min_max(raw, bounds=(lo, hi))
+        return skippy_min_max(raw, inverse=False, bounds=(lo, hi))

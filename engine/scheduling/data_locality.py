@@ -6,9 +6,22 @@ import weakref
 
 import numpy as np
 
-from engine.cluster.model import RECEIVES_FROM, SENDS_TO, Cluster
+from engine.cluster.model import RECEIVES_FROM, SENDS_TO, Cluster, Pod
 from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max, zero_scores
 from engine.scheduling.static_column import StaticColumn
+
+
+def data_seconds(cluster: Cluster, pod: Pod, skippy: bool) -> list[np.ndarray]:
+    """Per data item the pod receives or sends, its seconds at every node (Skippy: whole seconds over the slowest link
+    to a bucket node; kube: over the fastest), kept per item by the cluster."""
+    found = []
+    for label, down in ((RECEIVES_FROM, True), (SENDS_TO, False)):
+        path = pod.labels.get(label)
+        item = cluster.storage.stat(path) if path else None
+        if item is not None:
+            bucket, size = item
+            found.append(cluster.bucket_seconds(bucket, size, down, slowest=skippy, truncate=skippy))
+    return found
 
 
 class DataLocality(Priority):
@@ -28,40 +41,39 @@ class DataLocality(Priority):
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
 
-    def _seconds(self, ctx: ScoringContext) -> list[np.ndarray]:
-        found = []
-        for label, down in ((RECEIVES_FROM, True), (SENDS_TO, False)):
-            path = ctx.pod.labels.get(label)
-            item = ctx.cluster.storage.stat(path) if path else None
-            if item is not None:
-                bucket, size = item
-                # per node as computed over the scored nodes alone (elementwise), kept per item between pods
-                found.append(ctx.cluster.bucket_seconds(bucket, size, down, slowest=ctx.skippy, truncate=ctx.skippy))
-        return found
-
-    def raw(self, ctx: ScoringContext) -> np.ndarray:
-        seconds = self._seconds(ctx)
+    def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
+        """Skippy's seconds at every node for ``pod``'s data items, kept per pair of items (None: no data to move)."""
+        seconds = data_seconds(cluster, pod, skippy=True)
         if not seconds:
-            return zero_scores(ctx.size) if ctx.skippy else np.zeros(ctx.size)
-        if ctx.scored is None:
-            return seconds[0][ctx.nodes] if len(seconds) == 1 else sum(s[ctx.nodes] for s in seconds)
-        columns = self._columns.setdefault(ctx.cluster, {})
+            return None
+        columns = self._columns.get(cluster)
+        if columns is None:
+            columns = self._columns[cluster] = {}
         key = tuple(map(id, seconds))
         kept = columns.get(key)
         if kept is None or any(a is not b for a, b in zip(kept[0], seconds, strict=True)):  # ids alone may be reused
             if len(columns) >= 64:
                 columns.clear()
             kept = columns[key] = (seconds, StaticColumn(seconds[0] if len(seconds) == 1 else sum(seconds)))
-        self._last = kept[1]
-        return kept[1].values
+        return kept[1]
+
+    def raw(self, ctx: ScoringContext) -> np.ndarray:
+        if ctx.scored is not None and ctx.skippy:
+            column = self._last = self.column(ctx.cluster, ctx.pod)
+            return zero_scores(ctx.size) if column is None else column.values
+        seconds = data_seconds(ctx.cluster, ctx.pod, ctx.skippy)
+        if not seconds:
+            return zero_scores(ctx.size) if ctx.skippy else np.zeros(ctx.size)
+        return seconds[0][ctx.nodes] if len(seconds) == 1 else sum(s[ctx.nodes] for s in seconds)
 
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:
         if not ctx.skippy:
             return kube_default_normalize(raw, reverse=True)
         if raw is zero_scores(ctx.size):  # no data to move
             return raw
-        column = self._last if self._last is not None and raw is self._last.values and ctx.scored is not None else None
-        lo, hi = column.bounds(ctx) if column is not None else ctx.bounds(raw)
+        if self._last is not None and raw is self._last.values and ctx.scored is not None:
+            return self._last.skippy_scores(ctx.scored, inverse=True)
+        lo, hi = ctx.bounds(raw)
         if lo == hi:
             return zero_scores(ctx.size)
-        return column.min_max((lo, hi), inverse=True) if column is not None else skippy_min_max(raw, inverse=True, bounds=(lo, hi))
+        return skippy_min_max(raw, inverse=True, bounds=(lo, hi))

@@ -58,8 +58,9 @@ from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
-from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, first_best_from, last_in_scan, scan
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, all_pass, first_best_from, last_in_scan, scan
 from engine.scheduling.scoring import add_weighted, first_best
+from engine.scheduling.skippy_step import SkippyStep, fuses
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,19 +94,6 @@ def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
         return max(int(n * p / 100), 100)
     p_int = percentage if percentage > 0 else max(50 - n // 125, 5)
     return max(n * p_int // 100, 100)
-
-
-def _all_pass(masks: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
-    """Nodes passing every predicate: the one mask itself, or a new array (pairwise ands: ``logical_and.reduce`` over a
-    list would first stack the masks into a matrix)."""
-    if not masks:
-        return np.ones(n, bool)
-    passes = masks[0][1]
-    if len(masks) > 1:
-        passes = np.logical_and(passes, masks[1][1])
-        for _, mask in masks[2:]:
-            passes &= mask
-    return passes
 
 
 @dataclass
@@ -232,6 +220,8 @@ class Scheduler:
         self._extra_predicates: dict[str, Predicate] = {}  # plugin predicates, one instance each
         self._settings: SchedulerSettings | None = None  # snapshot of params, refreshed when any of them changes
         self._weighted: tuple | None = None  # (settings, explain, (priority, weight) pairs, all of them every_node)
+        self._step: tuple = (None, False, None)  # (settings, explain, the fused Skippy step or None)
+        self._steps: dict[bool, SkippyStep] = {}  # per avoid_storage_nodes: the step over those default predicates
         order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
         self.node_rank = order_rng.permutation(cluster.n)  # GPU policies' ties: the lowest rank wins (tie_break node_order)
         self._gpu_policies: dict[str, GpuPolicy] = {}
@@ -331,17 +321,51 @@ class Scheduler:
             self._weighted = (settings, self.explain, pairs, all(priority.every_node for priority, _ in pairs))
         return self._weighted[2]
 
+    def skippy_step(self) -> SkippyStep | None:
+        """The fused step (:mod:`.skippy_step`) when the configuration is exactly Skippy's default, else None (read
+        once per params snapshot)."""
+        settings = self.settings()
+        if self._step[0] is not settings or self._step[1] != self.explain:
+            step = None
+            n = self.cluster.n
+            if (
+                settings.mode == "skippy"
+                and settings.gpu_policy == "weighted"
+                and not self.explain
+                and self._predicates is None
+                and not settings.extra_predicates
+                and feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, "skippy") >= n
+            ):
+                weighted = self.weighted()
+                if fuses(weighted):
+                    flag = settings.avoid_storage_nodes
+                    if flag not in self._steps:
+                        self._steps[flag] = SkippyStep(self._default_predicates[flag], [priority for priority, _ in weighted])
+                    step = self._steps[flag]
+            self._step = (settings, self.explain, step)
+        return self._step[2]
+
     def schedule(self, pod: Pod, bind: bool = True) -> PlacementDecision:
         """Choose a node for ``pod`` (None if none fits) and, if ``bind``, place it there."""
         cluster = self.cluster
         settings = self.settings()
+        step = self._step[2] if self._step[0] is settings and self._step[1] == self.explain else self.skippy_step()
+        if step is not None:
+            fused = step.decide(cluster, pod, self.start_index)
+            if fused is not None:
+                node, best, feasible, scores, masks, following = fused
+                start, self.start_index = self.start_index, following
+                if node is None:
+                    scores = ScanScores(np.zeros(0, np.int64), np.zeros(0), [])
+                    return self._decision(pod, bind, None, 0.0, (), 0, scores, masks, start)
+                return self._decision(pod, bind, node, best, cluster.default_devices(pod, node), feasible, scores, masks, start)
         mode, n = settings.mode, cluster.n
         masks = []
         for predicate in self.predicates():
             mask = predicate.mask(cluster, pod)
             if mask is not None:
                 masks.append((predicate.name, mask))
-        passes = _all_pass(masks, n)
+        passes = all_pass(masks, n)
         start = self.start_index
         wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
         weighted = self.weighted()

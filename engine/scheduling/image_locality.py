@@ -7,8 +7,8 @@ import weakref
 
 import numpy as np
 
-from engine.cluster.model import ARCH, Cluster, MiB
-from engine.scheduling.base import SKIPPY_MAX, Priority, ScoringContext, kube_default_normalize, trunc, zero_scores
+from engine.cluster.model import ARCH, Cluster, MiB, Pod
+from engine.scheduling.base import EVERY_NODE, SKIPPY_MAX, Priority, ScoringContext, kube_default_normalize, trunc, zero_scores
 from engine.scheduling.static_column import WALK
 
 MIN_THRESHOLD = 23 * MiB
@@ -18,17 +18,16 @@ MAX_THRESHOLD = 1000 * MiB  # per container in current kube; for the whole pod i
 _UNSHARED_ROW, _UNSHARED_SCORES = 2, 3
 
 
-def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
-    """Bytes each scored node must pull for the pod's images it does not hold.
+def missing_image_bytes(c: Cluster, images: tuple[str, ...], nodes: np.ndarray | slice) -> np.ndarray | None:
+    """Bytes each of ``nodes`` must pull for the pod's ``images`` it does not hold (None: no image).
 
     Skippy's quirk is kept: when an image lacks the node's arch, its first listed arch is used instead, and
     that arch stays in use for the pod's later containers on that node. The result may be a row the cluster keeps
     (:meth:`Cluster.missing_bytes_row`): read it, do not change it.
     """
-    c, nodes = ctx.cluster, ctx.nodes
     size = None  # a second image adds into a new array, never into a kept row
     arch = None  # per-node arch codes, only once an image lacked some node's arch
-    for image in ctx.pod.images:
+    for image in images:
         idx = c.image_index(image)
         pull = None
         if arch is None:
@@ -49,7 +48,7 @@ def missing_image_bytes(ctx: ScoringContext) -> np.ndarray:
                     image_size = table[arch]
             pull = np.where(cached, 0, image_size)
         size = pull if size is None else size + pull
-    return size if size is not None else ctx.zeros()
+    return size
 
 
 class PullSeconds:
@@ -213,29 +212,38 @@ class LatencyAwareImageLocality(Priority):
         self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
 
-    def _kept_row(self, ctx: ScoringContext) -> PullSeconds | None:
-        images, c = ctx.pod.images, ctx.cluster
-        if len(images) != 1 or ctx.scored is None or not ctx.skippy:
-            return None
-        idx = c.image_index(images[0])
-        rows = self._rows.get(c)
+    def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
+        """The kept :class:`PullSeconds` of a pod of one image, brought up to date (None for several images, or an
+        image without any arch): Skippy mode, every node scored."""
+        images = pod.images
+        return self.kept_image(cluster, cluster.image_index(images[0])) if len(images) == 1 else None
+
+    def kept_image(self, cluster: Cluster, idx: int) -> PullSeconds | None:
+        """The kept :class:`PullSeconds` of image ``idx`` (a registry index), brought up to date (None: no arch)."""
+        rows = self._rows.get(cluster)
         if rows is None:
-            rows = self._rows[c] = {}
+            rows = self._rows[cluster] = {}
         kept = rows.get(idx)
-        if kept is None or kept.column is not c.image_size_column(idx):
-            sizes = pull_sizes(c, idx)
+        if kept is None or kept.column is not cluster.image_size_column(idx):
+            sizes = pull_sizes(cluster, idx)
             if sizes is None:
                 return None
-            kept = rows[idx] = PullSeconds(c, idx, sizes)
-        kept.current(c, idx)
+            kept = rows[idx] = PullSeconds(cluster, idx, sizes)
+        kept.current(cluster, idx)
         return kept
 
+    def skippy_scores(self, cluster: Cluster, pod: Pod, scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(raw, scores) at every node in Skippy mode with the ``scored`` nodes' bounds: :meth:`raw` then
+        :meth:`normalize` of a context scoring every node, in one call."""
+        kept = self.kept_row(cluster, pod)
+        raw = kept.row if kept is not None else pod_seconds(cluster, pod.images, EVERY_NODE, skippy=True)
+        return raw, skippy_latency(raw, kept, scored, cluster.n)
+
     def raw(self, ctx: ScoringContext) -> np.ndarray:
-        kept = self._last = self._kept_row(ctx)
+        kept = self._last = self.kept_row(ctx.cluster, ctx.pod) if ctx.scored is not None and ctx.skippy else None
         if kept is not None:
             return kept.row
-        seconds = missing_image_bytes(ctx) / ctx.cluster.registry_bandwidth[ctx.nodes]
-        return np.trunc(seconds, out=seconds) if ctx.skippy else seconds  # whole seconds as floats (Python's int())
+        return pod_seconds(ctx.cluster, ctx.pod.images, ctx.nodes, ctx.skippy)
 
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:
         if not ctx.skippy:
@@ -243,11 +251,32 @@ class LatencyAwareImageLocality(Priority):
         if len(raw) == 0:
             return raw
         kept = self._last if self._last is not None and raw is self._last.row else None
-        bounds = kept.bounds(ctx.scored) if kept is not None else None
-        lo, hi = bounds if bounds is not None else ctx.bounds(raw)
-        if hi == 0:
-            return zero_scores(ctx.size)
-        return kept.scores((lo, hi)) if kept is not None else latency_scores(raw, lo, hi)
+        if ctx.scored is None:
+            lo, hi = raw.min(), raw.max()
+            return zero_scores(ctx.size) if hi == 0 else latency_scores(raw, lo, hi)
+        return skippy_latency(raw, kept, ctx.scored, ctx.size)
+
+
+def pod_seconds(cluster: Cluster, images: tuple[str, ...], nodes: np.ndarray | slice, skippy: bool) -> np.ndarray:
+    """Seconds to pull the pod's missing ``images`` at ``nodes`` (Skippy: whole seconds, as floats: Python's int())."""
+    size = missing_image_bytes(cluster, images, nodes)
+    if size is None:
+        size = np.zeros(cluster.n if isinstance(nodes, slice) else len(nodes))
+    seconds = size / cluster.registry_bandwidth[nodes]
+    return np.trunc(seconds, out=seconds) if skippy else seconds
+
+
+def skippy_latency(raw: np.ndarray, kept: PullSeconds | None, scored: np.ndarray, size: int) -> np.ndarray:
+    """Skippy's scores of the seconds ``raw`` at every node, with the bounds over the ``scored`` nodes (read from the
+    kept row ``raw`` is, if it is one)."""
+    bounds = kept.bounds(scored) if kept is not None else None
+    if bounds is None:
+        values = raw[scored]
+        bounds = values.min(), values.max()
+    lo, hi = bounds
+    if hi == 0:
+        return zero_scores(size)
+    return kept.scores((lo, hi)) if kept is not None else latency_scores(raw, lo, hi)
 
 
 class ImageLocality(Priority):

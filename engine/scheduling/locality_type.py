@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.cluster.model import LOCALITY
+from engine.cluster.model import LOCALITY, Cluster
 from engine.scheduling.base import Priority, ScoringContext, zero_scores
 
 
@@ -18,9 +18,14 @@ class LocalityType(Priority):
     def __init__(self) -> None:
         self._kept: tuple[np.ndarray, int, np.ndarray | None] | None = None  # (edge mask, scale, score per node; None: no edge node)
 
-    def raw(self, ctx: ScoringContext) -> np.ndarray:
-        edge, top = ctx.cluster.label_equals(LOCALITY, "edge"), ctx.max_score
+    def edge_scores(self, cluster: Cluster, top: int) -> np.ndarray | None:
+        """``top`` at edge nodes, 0 elsewhere, over every node (None: no edge node); read it, do not change it."""
+        edge = cluster.label_equals(LOCALITY, "edge")
         kept = self._kept
         if kept is None or kept[0] is not edge or kept[1] != top:  # the mask is cached per cluster: score it once
             kept = self._kept = (edge, top, edge * np.int64(top) if edge.any() else None)
-        return zero_scores(ctx.size) if kept[2] is None else kept[2][ctx.nodes]
+        return kept[2]
+
+    def raw(self, ctx: ScoringContext) -> np.ndarray:
+        scores = self.edge_scores(ctx.cluster, ctx.max_score)
+        return zero_scores(ctx.size) if scores is None else scores[ctx.nodes]

@@ -9,6 +9,19 @@ from functools import cached_property
 import numpy as np
 
 
+def all_pass(masks: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
+    """Nodes passing every predicate: the one mask itself, or a new array (pairwise ands: ``logical_and.reduce`` over a
+    list would first stack the masks into a matrix)."""
+    if not masks:
+        return np.ones(n, bool)
+    passes = masks[0][1]
+    if len(masks) > 1:
+        passes = np.logical_and(passes, masks[1][1])
+        for _, mask in masks[2:]:
+            passes &= mask
+    return passes
+
+
 def last_in_scan(passes: np.ndarray, start: int) -> int:
     """The last passing node of a cyclic walk from ``start`` (at least one node passes)."""
     for node in range(start - 1, max(start - 9, -1), -1):  # most nodes pass: a few steps back usually find one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.scheduling.base import ScoringContext, skippy_min_max
+from engine.scheduling.base import skippy_min_max, zero_scores
 
 WALK = 16  # nodes holding the extreme values tried before the bounds are taken over every scored node
 
@@ -25,12 +25,15 @@ class StaticColumn:
         self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
         self._scores: dict[tuple, np.ndarray] = {}
 
-    def bounds(self, ctx: ScoringContext) -> tuple:
-        """(min, max) of the values over the scored nodes of ``ctx`` (every node scored in cluster order)."""
-        scored, values = ctx.scored, self.values
+    def bounds(self, scored: np.ndarray) -> tuple:
+        """(min, max) of the values over the ``scored`` nodes (a mask over every node, at least one set)."""
+        values = self.values
         lo = next((values[i] for i in self._lowest if scored[i]), None)
         hi = next((values[i] for i in self._highest if scored[i]), None)
-        return ctx.bounds(values) if lo is None or hi is None else (lo, hi)
+        if lo is None or hi is None:
+            values = values[scored]
+            return values.min(), values.max()
+        return lo, hi
 
     def min_max(self, bounds: tuple, inverse: bool) -> np.ndarray:
         """:func:`skippy_min_max` of the values with these bounds (kept for the next pod with the same bounds)."""
@@ -42,3 +45,10 @@ class StaticColumn:
             scores = self._scores[key] = skippy_min_max(self.values, inverse, bounds)
             scores.flags.writeable = False
         return scores
+
+    def skippy_scores(self, scored: np.ndarray, inverse: bool) -> np.ndarray:
+        """Skippy's min-max scores (inverse: the largest value scores 0) with the bounds over the ``scored`` nodes."""
+        lo, hi = self.bounds(scored)
+        if lo == hi:
+            return zero_scores(len(self.values))
+        return self.min_max((lo, hi), inverse)

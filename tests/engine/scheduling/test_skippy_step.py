@@ -1,0 +1,164 @@
+"""The fused Skippy step (engine/scheduling/skippy_step.py) against the general path it stands in for.
+
+Two schedulers on identical clusters: one with the default configuration (which takes the fused step) and one handed
+the same default predicates explicitly (which makes it take the general path, predicate by predicate and priority by
+priority). Every decision -- node, score, feasible count, images to pull, next scan start, the scored nodes' totals
+and each priority's raw values and scores, the breakdown rows -- must be the same, on random clusters and pods
+(hypothesis), with pods removed, nodes cordoned and pods the Kubernetes predicates act on along the way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.cluster.model import GPU_MODEL, REGION, Pod
+from engine.cluster.pods import mixed_pods
+from engine.cluster.synth import cloud_regions
+from engine.scheduling import Scheduler, SchedulerParams
+from engine.scheduling.predicates import default_predicates
+from engine.scheduling.skippy_step import SkippyStep
+
+
+def cluster_of(n: int, seed: int, storage: bool, edge: float, cached: float):
+    rng = np.random.default_rng(seed)
+    cluster = cloud_regions(n, max(1, min(10, n // 4)), rng, storage=storage, edge_fraction=edge)
+    for row, s in enumerate(cluster.storage_nodes):
+        cluster.storage.make_bucket(f"data-{row}", int(s))
+        cluster.storage.put(f"data-{row}", "item", int(rng.integers(1, 1000)) * 2**20)
+    for i in np.flatnonzero(rng.random(cluster.n) < cached):
+        cluster.cache_image(cluster.registry.names[int(rng.integers(len(cluster.registry)))], int(i))
+    return cluster
+
+
+def same_arrays(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind == "f":
+        return np.array_equal(a, b, equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def assert_same(fused, general) -> None:
+    assert (fused.node_name, fused.feasible, fused.score, fused.needed_images, fused.start_index, fused.devices) == (
+        general.node_name,
+        general.feasible,
+        general.score,
+        general.needed_images,
+        general.start_index,
+        general.devices,
+    )
+    assert np.array_equal(fused.nodes, general.nodes) and np.array_equal(fused.total, general.total)
+    assert [(p.name, p.weight) for p in fused.priorities] == [(p.name, p.weight) for p in general.priorities]
+    for a, b in zip(fused.priorities, general.priorities, strict=True):
+        assert np.array_equal(a.raw, b.raw) and np.array_equal(a.score, b.score), a.name
+    assert [name for name, _ in fused.predicate_masks] == [name for name, _ in general.predicate_masks]
+    for (_, a), (_, b) in zip(fused.predicate_masks, general.predicate_masks, strict=True):
+        assert np.array_equal(a, b)
+    rows, expected = fused.breakdown_columns(), general.breakdown_columns()
+    assert rows.keys() == expected.keys()
+    assert all(same_arrays(rows[k], expected[k]) for k in rows), [k for k in rows if not same_arrays(rows[k], expected[k])]
+
+
+def skippy_balance_now(cluster, pod) -> np.ndarray:
+    """Skippy's BalancedResource at every node, computed whole from the free resources (0 free counted as 1)."""
+    cpu = pod.cpu_millis / np.where(cluster.cpu_free == 0, 1, cluster.cpu_free).astype(float)
+    memory = pod.memory / np.where(cluster.memory_free == 0, 1, cluster.memory_free).astype(float)
+    score = np.trunc((1.0 - np.abs(cpu - memory)) * 10.0)
+    return np.where(np.maximum(cpu, memory) >= 1, 0.0, score)
+
+
+def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid: bool, pods: int) -> int:
+    """Schedule the same pods with both paths; returns how many decisions the fused step made."""
+    fused_cluster, general_cluster = (cluster_of(n, seed, storage, edge, cached) for _ in range(2))
+    params = SchedulerParams(avoid_storage_nodes=avoid)
+    fused = Scheduler(fused_cluster, params)
+    general = Scheduler(general_cluster, params, predicates=default_predicates(avoid))
+    assert fused.skippy_step() is not None and general.skippy_step() is None
+    step = fused.skippy_step()
+    taken = 0
+    decide = step.decide
+
+    def counted(*args):
+        nonlocal taken
+        result = decide(*args)
+        taken += result is not None
+        return result
+
+    step.decide = counted
+    rng = np.random.default_rng(seed + 1)
+    placed = []
+    for k, pod in enumerate(mixed_pods(fused_cluster, pods, rng)):
+        if k % 11 == 10:  # a pod the Kubernetes predicates act on: the general path, in both
+            pod = Pod(pod.name, pod.containers, pod.labels, node_selector={REGION: "region-0"})
+        elif k % 13 == 12:
+            pod = Pod(pod.name, pod.containers, pod.labels, gpus=1, gpu_models=("T4",))
+        elif k % 17 == 16:
+            pod = Pod(pod.name, pod.containers, pod.labels, gpus=0.5)  # a GPU share: the fused step's fit checks devices
+        balance = skippy_balance_now(fused_cluster, pod)  # from scratch, before the bind: the kept columns must agree
+        a, b = fused.schedule(pod), general.schedule(pod)
+        assert_same(a, b)
+        if a.node is not None:
+            assert np.array_equal(a.priorities[0].raw, balance[a.nodes])
+        assert fused.start_index == general.start_index
+        if a.node is not None:
+            placed.append((pod, a.node, a.devices))
+        if k % 5 == 4 and placed:  # unbind an earlier pod from both
+            pod_, node, devices = placed.pop(int(rng.integers(len(placed))))
+            fused_cluster.remove(pod_, node, devices)
+            general_cluster.remove(pod_, node, devices)
+        if k % 23 == 22:  # cordon a node, or lift a cordon
+            node = int(rng.integers(n))
+            value = not fused_cluster.schedulable[node]
+            fused_cluster.schedulable[node] = general_cluster.schedulable[node] = value
+    return taken
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(4, 160),
+    seed=st.integers(0, 2**16),
+    storage=st.booleans(),
+    edge=st.sampled_from([0.0, 0.3, 1.0]),
+    cached=st.sampled_from([0.0, 0.1, 0.6]),
+    avoid=st.booleans(),
+)
+def test_fused_step_decides_as_the_general_path(n, seed, storage, edge, cached, avoid):
+    assert run_pair(n, seed, storage, edge, cached, avoid, pods=60) > 30
+
+
+@pytest.mark.parametrize("n", [1000, 5000])
+def test_fused_step_on_large_clusters_with_kept_columns(n):
+    """5,000 nodes: the per-shape columns of the fit and BalancedResource are kept and patched between pods."""
+    assert run_pair(n, n, storage=True, edge=0.2, cached=0.05, avoid=True, pods=150) > 100
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"weight_locality_type": 2.0},
+        {"weight_image_locality": 0.5},
+        {"weight_capability": 0.0},
+        {"mode": "kube"},
+        {"gpu_policy": "BestFit"},
+        {"percentage_of_nodes_to_score": 50},
+    ],
+)
+def test_any_other_configuration_takes_the_general_path(change):
+    cluster = cluster_of(400, 1, True, 0.2, 0.1)
+    assert Scheduler(cluster, SchedulerParams()).skippy_step() is not None
+    assert Scheduler(cluster, SchedulerParams(**change)).skippy_step() is None
+    assert Scheduler(cluster, SchedulerParams(), explain=True).skippy_step() is None
+    scheduler = Scheduler(cluster, SchedulerParams())
+    scheduler.params.weight_data_locality = 2.0  # a change of params after the first decision is seen
+    assert scheduler.skippy_step() is None
+    scheduler.params.weight_data_locality = 1.0
+    assert isinstance(scheduler.skippy_step(), SkippyStep)
+
+
+def test_gpu_model_pods_and_tainted_clusters_take_the_general_path():
+    cluster = cluster_of(60, 2, True, 0.0, 0.0)
+    step = Scheduler(cluster, SchedulerParams()).skippy_step()
+    pod = mixed_pods(cluster, 1, np.random.default_rng(0))[0]
+    assert step.decide(cluster, pod, 0) is not None
+    assert step.decide(cluster, Pod(pod.name, pod.containers, gpus=1, gpu_models=(cluster.label_values[GPU_MODEL][0],)), 0) is None
