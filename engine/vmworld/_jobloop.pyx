@@ -8,9 +8,15 @@ is the interpreter: typed locals, and ``heapreplace`` with the tuples' order com
 heap. ``SCALELAB_JOBLOOP=python`` makes :class:`~engine.vmworld.jobs.JobFlow` use the Python method instead.
 """
 
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
+from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
+
+cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
 from libc.math cimport INFINITY, NAN
 
 from heapq import heappop
@@ -21,53 +27,111 @@ cdef extern from *:
 SOURCE_SHA256 = JOBLOOP_SOURCE_SHA256.decode("ascii")
 
 
-cdef inline double _end_of(object entry):
-    return <double><object>PyTuple_GET_ITEM(entry, 0)
+cdef class Worker:
+    """:class:`engine.vmworld.jobs.WorkerSlot` with typed fields (the same attributes, the same meaning)."""
+
+    cdef public object vm_id
+    cdef public double speed
+    cdef public double storage_seconds
+    cdef public list threads
+    cdef public double busy_time
+    cdef public long long jobs
+
+    def __init__(self, vm_id, speed=1.0, storage_seconds=0.0):
+        self.vm_id = vm_id
+        self.speed = speed
+        self.storage_seconds = storage_seconds
+        self.threads = []
+        self.busy_time = 0.0
+        self.jobs = 0
+
+    @property
+    def avg_time(self):
+        """Average task time of the jobs this worker took (0 before its first job)."""
+        return self.busy_time / self.jobs if self.jobs else 0.0
 
 
-cdef inline bint _before(object a, object b):
-    """``a < b`` for two heap entries ``(end, seq, thread)`` with distinct ``(end, seq)``."""
-    cdef double ea = <double><object>PyTuple_GET_ITEM(a, 0)
-    cdef double eb = <double><object>PyTuple_GET_ITEM(b, 0)
+cdef class Thread:
+    """:class:`engine.vmworld.jobs.Thread` with typed fields."""
+
+    cdef public object worker
+    cdef public double free_at
+    cdef public bint accepting
+    cdef public object job
+    cdef public Py_ssize_t row
+
+    def __init__(self, worker, double free_at):
+        self.worker = worker
+        self.free_at = free_at
+        self.accepting = True
+        self.job = None
+        self.row = -1
+
+
+cdef inline double _service_on(object w, double scaled) except? -1.0:
+    """A job's service time on worker ``w`` from its draw times the mean: ``scaled / speed + storage``."""
+    if type(w) is Worker:
+        return scaled / (<Worker>w).speed + (<Worker>w).storage_seconds
+    return scaled / <double>w.speed + <double>w.storage_seconds
+
+
+cdef inline int _account(object w, double s) except -1:
+    """The worker's task-time statistics take one more job of ``s`` seconds."""
+    if type(w) is Worker:
+        (<Worker>w).busy_time += s
+        (<Worker>w).jobs += 1
+    else:  # a plain WorkerSlot handed in by a caller
+        w.busy_time = <double>w.busy_time + s
+        w.jobs = w.jobs + 1
+    return 0
+
+
+cdef inline double _as_double(PyObject* number) except? -1.0:
+    if PyFloat_CheckExact(<object>number):
+        return PyFloat_AS_DOUBLE(<object>number)
+    return <double><object>number  # an int (a time that was simpy's integer now)
+
+
+cdef inline double _end_of(object entry) except? -1.0:
+    return _as_double(PyTuple_GET_ITEM(entry, 0))
+
+
+cdef inline bint _before(PyObject* a, PyObject* b) except -1:
+    """``a < b`` for two heap entries ``(end, seq, thread)`` with distinct ``(end, seq)``: the tuples' order."""
+    cdef double ea = _as_double(PyTuple_GET_ITEM(<object>a, 0))
+    cdef double eb = _as_double(PyTuple_GET_ITEM(<object>b, 0))
     if ea != eb:
         return ea < eb
-    return <long long><object>PyTuple_GET_ITEM(a, 1) < <long long><object>PyTuple_GET_ITEM(b, 1)
+    return <long long><object>PyTuple_GET_ITEM(<object>a, 1) < <long long><object>PyTuple_GET_ITEM(<object>b, 1)
 
 
-cdef inline void _put(list heap, Py_ssize_t pos, object item):
-    """heap[pos] = item (a new reference for the list; the old one dropped)."""
-    cdef PyObject* old = PyList_GET_ITEM(heap, pos)
-    Py_INCREF(item)
-    PyList_SET_ITEM(heap, pos, item)
-    Py_DECREF(<object>old)
-
-
-cdef void _heapreplace(list heap, object item):
-    """heapq.heapreplace(heap, item) without its result: the same sift (to a leaf, then up), the same layout."""
+cdef int _heapreplace(list heap, object item) except -1:
+    """heapq.heapreplace(heap, item) without its result: the same sift (the smaller child up to a leaf, then the item
+    up to its place), so the same layout. The entries are only permuted: the list keeps its references."""
+    cdef PyObject** arr = (<PyListObject*>heap).ob_item
     cdef Py_ssize_t endpos = PyList_GET_SIZE(heap)
     cdef Py_ssize_t pos = 0
     cdef Py_ssize_t limit = endpos >> 1
     cdef Py_ssize_t childpos, parentpos
-    cdef object child, parent
-    _put(heap, 0, item)
-    # bubble the smaller child up until hitting a leaf
+    cdef PyObject* out = arr[0]
+    cdef PyObject* new = <PyObject*>item
+    Py_INCREF(item)
+    arr[0] = new
     while pos < limit:
         childpos = 2 * pos + 1
-        if childpos + 1 < endpos and not _before(<object>PyList_GET_ITEM(heap, childpos), <object>PyList_GET_ITEM(heap, childpos + 1)):
+        if childpos + 1 < endpos and not _before(arr[childpos], arr[childpos + 1]):
             childpos += 1
-        child = <object>PyList_GET_ITEM(heap, childpos)
-        _put(heap, pos, child)
+        arr[pos] = arr[childpos]
         pos = childpos
-    _put(heap, pos, item)
-    # then item up to its place
     while pos > 0:
         parentpos = (pos - 1) >> 1
-        parent = <object>PyList_GET_ITEM(heap, parentpos)
-        if not _before(item, parent):
+        if not _before(new, arr[parentpos]):
             break
-        _put(heap, pos, parent)
+        arr[pos] = arr[parentpos]
         pos = parentpos
-    _put(heap, pos, item)
+    arr[pos] = new
+    Py_DECREF(<object>out)  # the caller still holds it
+    return 0
 
 
 def advance(flow, double t, bint to_t):
@@ -95,7 +159,8 @@ def advance(flow, double t, bint to_t):
     cdef double cp = flow.checkpoint
     cdef double limit, free_at, ready, arrival, start, s, end
     cdef bint at_cp
-    cdef object entry, th, w, arrival_obj, end_obj, jid
+    cdef object entry, w, arrival_obj, end_obj, jid
+    cdef Thread th
     while True:
         at_cp = cp < t
         if at_cp:
@@ -115,13 +180,13 @@ def advance(flow, double t, bint to_t):
             ready = ready_obj
             if ready > limit:
                 break
-            while heap and not (<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 2)).accepting:
+            while heap and not (<Thread>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 2)).accepting:
                 heappop(heap)
             if not heap:
                 break
             entry = <object>PyList_GET_ITEM(heap, 0)
             free_at = _end_of(entry)
-            th = <object>PyTuple_GET_ITEM(entry, 2)
+            th = <Thread>PyTuple_GET_ITEM(entry, 2)
             start = ready if ready > free_at else free_at
             if start > limit:
                 break
@@ -133,18 +198,17 @@ def advance(flow, double t, bint to_t):
             if uniform:
                 s = <double><object>PyList_GET_ITEM(sbuf, si)
             else:
-                s = <double><object>PyList_GET_ITEM(sbuf, si) / <double>w.speed + <double>w.storage_seconds
+                s = _service_on(w, <double><object>PyList_GET_ITEM(sbuf, si))
             si += 1
             end = start + s
             seq += 1
             end_obj = end
             _heapreplace(heap, (end_obj, seq, th))
-            th.free_at = end_obj
+            th.free_at = end
             th.job = (jid, arrival_obj)
             requeued.popleft()
             started += 1
-            w.busy_time = <double>w.busy_time + s
-            w.jobs = w.jobs + 1
+            _account(w, s)
             arrival = arrival_obj
             waits.append(start - arrival)
             if recording:
@@ -154,14 +218,14 @@ def advance(flow, double t, bint to_t):
             first = bi
             while bi < nbuf:
                 entry = <object>PyList_GET_ITEM(heap, 0)
-                th = <object>PyTuple_GET_ITEM(entry, 2)
+                th = <Thread>PyTuple_GET_ITEM(entry, 2)
                 if not th.accepting:
-                    while heap and not (<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 2)).accepting:
+                    while heap and not (<Thread>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 2)).accepting:
                         heappop(heap)
                     if not heap:
                         break
                     entry = <object>PyList_GET_ITEM(heap, 0)
-                    th = <object>PyTuple_GET_ITEM(entry, 2)
+                    th = <Thread>PyTuple_GET_ITEM(entry, 2)
                 free_at = _end_of(entry)
                 arrival_obj = <object>PyList_GET_ITEM(buf, bi)
                 arrival = arrival_obj
@@ -176,18 +240,17 @@ def advance(flow, double t, bint to_t):
                 if uniform:
                     s = <double><object>PyList_GET_ITEM(sbuf, si)
                 else:
-                    s = <double><object>PyList_GET_ITEM(sbuf, si) / <double>w.speed + <double>w.storage_seconds
+                    s = _service_on(w, <double><object>PyList_GET_ITEM(sbuf, si))
                 si += 1
                 end = start + s
                 seq += 1
                 end_obj = end
                 _heapreplace(heap, (end_obj, seq, th))
-                th.free_at = end_obj
+                th.free_at = end
                 jid = base + bi
                 th.job = (jid, arrival_obj)
                 bi += 1
-                w.busy_time = <double>w.busy_time + s
-                w.jobs = w.jobs + 1
+                _account(w, s)
                 waits.append(start - arrival)
                 if recording:
                     th.row = len(rows)

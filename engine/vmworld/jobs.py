@@ -64,7 +64,7 @@ def compiled_loop():
 
 
 def _chosen_loop():
-    """The compiled loop's ``advance`` if it is to be used (see :data:`JOBLOOP_ENV`), else None."""
+    """The compiled loop module if it is to be used (see :data:`JOBLOOP_ENV`), else None."""
     choice = os.environ.get(JOBLOOP_ENV, "auto").strip().lower() or "auto"
     if choice == "python":
         return None
@@ -73,7 +73,7 @@ def _chosen_loop():
     module = compiled_loop()
     if module is None and choice == "compiled":
         raise RuntimeError(f"{JOBLOOP_ENV}=compiled but engine.vmworld._jobloop is not built from the current source: run `make setup`")
-    return None if module is None else module.advance
+    return module
 
 
 class Thread:
@@ -129,10 +129,13 @@ class JobFlow:
         self.rows: list[list] | None = [] if record_jobs else None
         self.checkpoint = math.inf  # a catch-up past this time stops there and calls on_checkpoint(checkpoint)
         self.on_checkpoint: Callable[[float], float] | None = None  # returns the next checkpoint
-        advance = _chosen_loop()
-        self.compiled = advance is not None
-        if advance is not None:
-            self._advance = MethodType(advance, self)  # the compiled twin of _advance: the same state, the same bits
+        loop = _chosen_loop()
+        self.compiled = loop is not None
+        # the compiled loop reads typed twins of the thread and the worker (the same attributes)
+        self._thread_class = Thread if loop is None else loop.Thread
+        self.new_worker: Callable[..., WorkerSlot] = WorkerSlot if loop is None else loop.Worker
+        if loop is not None:
+            self._advance = MethodType(loop.advance, self)  # the compiled twin of _advance: the same state, the same bits
 
     # -- time ------------------------------------------------------------------------------
     def _generate_upto(self, t: float) -> None:
@@ -308,7 +311,7 @@ class JobFlow:
         self.catch_up(t)
         self.workers[worker.vm_id] = worker
         self._uniform = self._uniform and worker.speed == 1.0 and worker.storage_seconds == 0.0
-        worker.threads = [Thread(worker, t) for _ in range(n)]
+        worker.threads = [self._thread_class(worker, t) for _ in range(n)]
         for th in worker.threads:
             self._seq += 1
             heappush(self._heap, (t, self._seq, th))
