@@ -41,6 +41,7 @@ import simpy  # noqa: E402
 from bench_common import time_bare, time_run  # noqa: E402
 
 from engine import Scenario, Simulation  # noqa: E402
+from engine.vmworld.jobs import JOBLOOP_ENV, compiled_loop  # noqa: E402
 
 GOAL_JOBS_PER_S = 100_000.0
 GOAL_BARE_RATIO = 0.25
@@ -156,6 +157,11 @@ def _rate(x: float) -> str:
     return f"{x:>12,.0f}"
 
 
+def _job_loop() -> str:
+    """Which job loop the VM world runs: "compiled" (engine/vmworld/_jobloop.pyx, built by make setup) or "python"."""
+    return "python" if os.environ.get(JOBLOOP_ENV, "auto") == "python" or compiled_loop() is None else "compiled"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions: under 60 s")
@@ -177,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in load) if load else 'n/a'}"
     )
     print(f"scenario: poisson 200 jobs/s, service 2 s, MAX_WORKERS 200 x 8 threads, {duration:g} simulated s, {reps} rep(s)")
+    job_loop = _job_loop()
+    print(f"job loop: {job_loop} ({JOBLOOP_ENV}={os.environ.get(JOBLOOP_ENV, 'auto')})")
     print()
 
     # interleave ours and bare so that both see the same machine load
@@ -305,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         "duration": duration,
         "reps": reps,
         "bare_procs": args.bare_procs,
+        "job_loop": job_loop,
         "jobs": runs[-1]["jobs"],
         "runs": runs,
         "ours_jobs_per_s": ours_med,

@@ -27,7 +27,7 @@ import simpy
 
 from engine.core.params import Mirror
 from engine.core.rng import gamma_delay
-from engine.vmworld.jobs import JobFlow, WorkerSlot
+from engine.vmworld.jobs import JobFlow
 from engine.vmworld.model import AppState, Heartbeat, VMState, VMType
 from engine.vmworld.params import PlatformParams
 from engine.vmworld.vm import VM, later
@@ -192,7 +192,7 @@ class AppDaemons:
         vm.master_link = self.running_master
         if vm.slot is None:
             placed = vm.placement
-            vm.slot = WorkerSlot(
+            vm.slot = self.jobs.new_worker(
                 vm.id,
                 speed=placed.speed_factor if placed is not None else 1.0,
                 storage_seconds=placed.storage_seconds_per_job if placed is not None else 0.0,

@@ -15,6 +15,10 @@ Readers that must see the queue as it was at their own, earlier time (the heartb
 :attr:`JobFlow.on_checkpoint` with that time (the queue caught up to it) and goes on to the next checkpoint it
 returns; :meth:`JobFlow.through_checkpoints` does only that.
 
+The per-job loop (:meth:`JobFlow._advance`) has an optional compiled twin, :mod:`engine.vmworld._jobloop` (Cython, built
+by ``make setup``), with the same IEEE operations in the same order: the tables are bit-identical either way. It is
+used when built; ``SCALELAB_JOBLOOP=python`` forces this module's loop, ``=compiled`` requires the compiled one.
+
 The queue is durable (a broker-backed queue): it survives master restarts. While no master is
 running nothing is dispatched. Jobs in service on a worker that crashes, is deleted or suspended go
 back to the head of the queue, so no job is lost or served twice.
@@ -23,15 +27,53 @@ back to the head of the queue, so no job is lost or served twice.
 from __future__ import annotations
 
 import math
+import os
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
+from types import MethodType
 
 import numpy as np
 
 from engine.workload.arrivals import ArrivalStream
 from engine.workload.service import ServiceTimes
+
+JOBLOOP_ENV = "SCALELAB_JOBLOOP"  # "python": the loop below; "compiled": the compiled one or an error; unset/"auto": either
+_compiled: list = []  # [the compiled module or None], once per process
+
+
+def compiled_loop():
+    """The compiled job loop module, or None when it is not built or was built from another source than the .pyx
+    beside it (a stale build is never used: its tables could differ)."""
+    if not _compiled:
+        module = None
+        try:
+            from engine.vmworld import _jobloop as module
+        except ImportError:
+            pass
+        if module is not None:
+            from hashlib import sha256
+            from pathlib import Path
+
+            source = Path(__file__).with_name("_jobloop.pyx")
+            if source.exists() and sha256(source.read_bytes()).hexdigest() != module.SOURCE_SHA256:
+                module = None
+        _compiled.append(module)
+    return _compiled[0]
+
+
+def _chosen_loop():
+    """The compiled loop module if it is to be used (see :data:`JOBLOOP_ENV`), else None."""
+    choice = os.environ.get(JOBLOOP_ENV, "auto").strip().lower() or "auto"
+    if choice == "python":
+        return None
+    if choice not in ("auto", "compiled"):
+        raise ValueError(f"{JOBLOOP_ENV}={choice!r}: allowed are 'auto', 'python', 'compiled'")
+    module = compiled_loop()
+    if module is None and choice == "compiled":
+        raise RuntimeError(f"{JOBLOOP_ENV}=compiled but engine.vmworld._jobloop is not built from the current source: run `make setup`")
+    return module
 
 
 class Thread:
@@ -87,6 +129,13 @@ class JobFlow:
         self.rows: list[list] | None = [] if record_jobs else None
         self.checkpoint = math.inf  # a catch-up past this time stops there and calls on_checkpoint(checkpoint)
         self.on_checkpoint: Callable[[float], float] | None = None  # returns the next checkpoint
+        loop = _chosen_loop()
+        self.compiled = loop is not None
+        # the compiled loop reads typed twins of the thread and the worker (the same attributes)
+        self._thread_class = Thread if loop is None else loop.Thread
+        self.new_worker: Callable[..., WorkerSlot] = WorkerSlot if loop is None else loop.Worker
+        if loop is not None:
+            self._advance = MethodType(loop.advance, self)  # the compiled twin of _advance: the same state, the same bits
 
     # -- time ------------------------------------------------------------------------------
     def _generate_upto(self, t: float) -> None:
@@ -262,7 +311,7 @@ class JobFlow:
         self.catch_up(t)
         self.workers[worker.vm_id] = worker
         self._uniform = self._uniform and worker.speed == 1.0 and worker.storage_seconds == 0.0
-        worker.threads = [Thread(worker, t) for _ in range(n)]
+        worker.threads = [self._thread_class(worker, t) for _ in range(n)]
         for th in worker.threads:
             self._seq += 1
             heappush(self._heap, (t, self._seq, th))
