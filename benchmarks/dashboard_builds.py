@@ -8,8 +8,9 @@ time in Chromium from the click to the new run drawn.
   with data (and back to ``default`` for the VM world). Medians over ``--repeat``, load average (1 min) beside each.
 * ``swap_cpu`` (``--swap``): the event loop's CPU (the thread's clock) of swapping a new run into the page, per world: Reset,
   a switch to the world's scenario (from ``faas-basic`` for the VM world, else from ``default``) and Branch here (a
-  900 s recording of the world, shown in the Replay tab, then branched at 600 s) and Compare (the tab opened, the pair
-  adopted and its first two frames), each in an in-process Dashboard driven as when served (models in
+  900 s recording of the world, shown in the Replay tab, then branched at 600 s; ``branch_drawn_s`` with the tick that
+  draws the Branch tab), Compare (the tab opened, the pair
+  adopted and its first two frames) and replay open (that recording uploaded, then two ticks), each in an in-process Dashboard driven as when served (models in
   a Bokeh document, open cards filled, changes held and serialized as ``PATCH-DOC`` messages). The build and the
   re-simulation, which run off the loop when served, are not counted. Medians over ``--repeat``; ``--profile`` prints
   cProfile's top entries over all of them.
@@ -272,16 +273,32 @@ def swap_cpu(repeat: int, profile: bool) -> dict:
             sim = Simulation(name)
             sim.advance(900.0)
             rec = load_recording(sim.record(Path(tmp) / f"{name}.scalelab"))
-            cpu = []
+            cpu, drawn = [], []
             for _ in range(repeat + 1):
                 d, patches = dashboard(name)
                 d.recordings.warmup.submit = lambda job: None  # no warm-up: the branch is re-simulated in full, untimed
                 d.recordings.open(rec)
                 timed(d, d._tick, patches)  # the recording drawn (as the page shows it before the click), untimed
                 cpu.append(timed(d, lambda d=d, rec=rec: d.recordings.branch(rec, 600.0), patches))
+                drawn.append(cpu[-1] + timed(d, d._tick, patches))  # and the tick that draws the Branch tab's plots
                 assert d.session.branched_from is rec
                 d.stop()
             fig["branch_s"] = cpu[1:]
+            fig["branch_drawn_s"] = drawn[1:]
+            data = rec.path.read_bytes()
+            cpu = []
+            for _ in range(repeat + 1):  # replay open: the upload handled, then two ticks (the first frame, the heatmaps)
+                d, patches = dashboard(name)
+                d.recordings.warmup.submit = lambda job: None  # the Branch-here warm-up runs off the loop: not counted
+                upload = d.recordings.upload
+
+                def opened(upload=upload, name=rec.path.name, data=data) -> None:
+                    upload.param.update(filename=name, value=data)
+
+                cpu.append(timed(d, opened, patches) + timed(d, d._tick, patches) + timed(d, d._tick, patches))
+                assert d.recordings.replay_tab.rec is not None and d.active_tab == "Replay", d.message.object
+                d.stop()
+            fig["open_s"] = cpu[1:]
             cpu = []
             for _ in range(repeat + 1):  # Compare opened: the pair built (untimed), adopted, its first two frames
                 d, patches = dashboard(name)

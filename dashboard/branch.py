@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import pandas as pd
@@ -16,17 +15,58 @@ from dashboard.recordings import kpis_at, recording_view, sample_interval
 from dashboard.replay import BRANCH_PREFIX
 from dashboard.tabs import TabBase
 from dashboard.views import KpiRow, TimeSeriesView
-from dashboard.worldplots import time_plots
 from engine import Recording
 
-#: Seconds between two redraws of a non-VM branch's side-by-side plots.
-REDRAW_EVERY = 1.0
+SIDES = ("parent", "branch")
+
+
+class SidePlots:
+    """Parent and branch of a run of a world other than the VM world, side by side (parent left, branch right): that
+    world's own live-tab figures, plain Bokeh, made once per world and kept across branches; the parent's rows are set
+    once per branch, the branch's are streamed as it runs. (They were HoloViews plots of both, all rendered anew every
+    second: new figures, and a rebuild of them in the browser, each time.)"""
+
+    def __init__(self, view: Any):
+        self.functions = "functions" in view.views
+        self.table = "function_samples" if self.functions else "samples"
+        self.plots: dict[str, Any] = {side: self._plots(view, side) for side in SIDES}
+        self.layout = pn.Row(*(self.plots[side].layout for side in SIDES), sizing_mode="stretch_width")
+
+    def _plots(self, view: Any, side: str) -> Any:
+        prefix = f"{BRANCH_PREFIX}-{side}"
+        if self.functions:
+            from dashboard.functions import FunctionPlots
+
+            plots_ = FunctionPlots(prefix)
+        else:
+            from dashboard.podview import PodPlots
+
+            plots_ = PodPlots(view.series, prefix)
+            for fig in plots_.figures.values():
+                fig.title.text = f"{side}: {fig.title.text}"
+        plots_.layout.ncols = 1  # a column per side: each parent plot beside the branch's
+        return plots_
+
+    def clear(self) -> None:
+        for side in SIDES:
+            self.plots[side].clear()
+
+    def push(self, side: str, frame: pd.DataFrame) -> None:
+        if len(frame):
+            self.plots[side].push(frame)
+
+    def flush(self) -> None:
+        for side in SIDES:
+            if self.plots[side].flush() and self.functions:
+                for fig in self.plots[side].figures.values():  # a function plot's figures are made with its functions
+                    if not fig.title.text.startswith(side):
+                        fig.title.text = f"{side}: {fig.title.text}"
 
 
 class BranchTab(TabBase, pn.viewable.Viewer):
     """The live branch (dashed) over its parent recording (solid) from the branch point on, with KPIs and B - A."""
 
-    tables = ("samples", "events")
+    tables = ("samples", "events", "function_samples")
 
     def __init__(self, ctx: AppContext):
         super().__init__()
@@ -38,8 +78,9 @@ class BranchTab(TabBase, pn.viewable.Viewer):
         self.branch_time: float | None = None
         self.streamed = True
         self.parent: Recording | None = None
-        self.side_by_side = pn.GridBox(ncols=2, sizing_mode="stretch_width")  # worlds other than the VM world
-        self._drawn = 0.0
+        self.side_by_side = pn.Column(sizing_mode="stretch_width", margin=0)  # worlds other than the VM world
+        self._sides: dict[tuple, SidePlots] = {}  # by the world's plots: made once per world
+        self.sides: SidePlots | None = None
         self.layout = pn.Column(
             self.info,
             pn.Row(
@@ -73,12 +114,21 @@ class BranchTab(TabBase, pn.viewable.Viewer):
             self.info.object = "The live run is not a branch: open a recording in the Replay tab and press *Branch here*."
             return
         self.parent, self.branch_time = parent, float(sim.parent["branch_time"])
-        self.streamed = "vm-series" in recording_view(parent).views
+        view = recording_view(parent)
+        self.streamed = "vm-series" in view.views
         self.views_holder.visible, self.side_by_side.visible = self.streamed, not self.streamed
-        self._drawn = 0.0
         if self.streamed:
             samples, events = (_from(parent.tables.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
             self.views.push("parent", samples, events, sample_interval(parent))
+        else:
+            key = (view.views, tuple(view.series))
+            if key not in self._sides:
+                self._sides[key] = SidePlots(view)
+            self.sides = self._sides[key]
+            self.sides.clear()
+            if list(self.side_by_side) != [self.sides.layout]:
+                self.side_by_side[:] = [self.sides.layout]
+            self.sides.push("parent", _from(parent.tables.get(self.sides.table, pd.DataFrame()), self.branch_time))
         self.info.object = (
             f"**Branch of `{parent.path.name}` at {plots.hms(self.branch_time)}**: the parent (solid) as recorded, the branch "
             "(dashed) as it runs now, from the branch point on. Change parameters in the sidebar and press Play; save the branch "
@@ -89,7 +139,11 @@ class BranchTab(TabBase, pn.viewable.Viewer):
         """Queue the branch's new rows from the branch point on."""
         if self.session.sim is not self._for_sim:  # a new run reached this tab before its clear (the tab was just added)
             self.clear()
-        if self.branch_time is None or not self.streamed:
+        if self.branch_time is None:
+            return
+        if not self.streamed:
+            if self.sides is not None:
+                self.sides.push("branch", _from(new.get(self.sides.table, pd.DataFrame()), self.branch_time))
             return
         samples, events = (_from(new.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
         if len(samples) or len(events):
@@ -104,28 +158,12 @@ class BranchTab(TabBase, pn.viewable.Viewer):
             done = self.views.flush(budget)
         else:
             done = True
-            if time.perf_counter() - self._drawn >= REDRAW_EVERY or budget == math.inf:
-                self._redraw(view)
+            if self.sides is not None:
+                self.sides.flush()
         parent, branch = kpis_at(self.parent, now), self.session.kpis()
         self.kpi_parent.update(parent, view=view)
         self.kpi_branch.update(branch, kpi_difference(view, parent, branch), view=view)
         return done
-
-    def _redraw(self, view: Any) -> None:
-        """Parent and branch side by side, their world's plots from the branch point on (worlds other than the VM world)."""
-        self._drawn = time.perf_counter()
-        sim = self.session.sim
-        draws = time_plots(view, sample_interval(self.parent), BRANCH_PREFIX)
-        sides = {
-            "parent": {t: _from(f, self.branch_time) for t, f in self.parent.tables.items() if t in view.tables and "time" in f},
-            "branch": {t: _from(sim.frame(t), self.branch_time) for t in view.tables if t in sim.tables},
-        }
-        panes = [
-            pn.pane.HoloViews(draw(frames).opts(title=f"{label}: {name}"), sizing_mode="stretch_width", linked_axes=False)
-            for name, draw in draws.items()
-            for label, frames in sides.items()
-        ]
-        self.side_by_side[:] = panes
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout

@@ -111,7 +111,11 @@ class Recordings:
             return
         filename = self.upload.filename or "uploaded recording"
         try:
-            self.load(filename, event.new)
+            # Panel runs a widget's change without a hold when served: every model change of the opening (the Replay
+            # tab's models, each plot's data, the tab list) went out as a message of its own, and the browser built the
+            # tab and then redrew it when the heatmaps' data came. Held, the page gets one message and builds once.
+            with pn.io.hold():
+                self.load(filename, event.new)
         except Exception as err:  # noqa: BLE001 - an upload never raises into the server; one line, none of its bytes
             log.warning("upload %s not shown: %s", filename, type(err).__name__)
             self.ctx.say(f"Recording {filename} cannot be shown here: {type(err).__name__}: {str(err)[:200]}")
@@ -139,16 +143,19 @@ class Recordings:
     def open(self, rec: Recording) -> None:  # also the Replay tab's example button
         """Show ``rec`` in the Replay tab, at its end; the live run pauses (the replay's clock is the sidebar's)."""
         self.replay_tab.load(rec)
+        # its first frame (the heatmaps too) drawn now, before the tab's models are made: they are sent with their data,
+        # in the same message, instead of being filled by the next tick's message (a second build in the browser)
+        self.replay_tab.flush(self.replay_tab.now())
         self.ctx.say("")
         self.ctx.show_tab("Replay")
         self.ctx.session.playing = False
-        if not self.ctx.served():  # not served (a notebook, a test): draw now
-            self.replay_tab.flush(self.replay_tab.now())
 
     def _warm(self, rec: Recording, at: float) -> None:
         """The Replay tab shows ``rec`` at ``at``: start re-simulating it up to there (served only: off the loop)."""
         if self.ctx.served():
-            self.warmup.aim(rec, at)
+            # on the loop's next turn: the warm-up's simulation (in a thread) does not share the interpreter with the
+            # making of the Replay tab's models when a recording opens
+            pn.state.execute(functools.partial(self.warmup.aim, rec, at), schedule=True)
             if self.branch_tab._views is None and "vm-series" in recording_view(rec).views:
                 # the Branch tab's plots (Bokeh figures, not yet on the page) made now, after this frame, not on the click
                 pn.state.execute(lambda: self.branch_tab.views, schedule=True)

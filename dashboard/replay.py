@@ -199,6 +199,8 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
             self.series.load_vm(plotted, self.interval)
         elif "functions" in self.view.views:  # the Functions tab's
             self.series.load_functions(plotted)
+        elif self.view.series and all(spec.table == "samples" for spec in self.view.series):  # the GPU tab's
+            self.series.load_declared(plotted, self.view.series)
         else:
             self.series.load(time_plots(self.view, self.interval, REPLAY_PREFIX), plotted, self.view.sample_table)
         marks = recording_markers(rec)

@@ -123,6 +123,21 @@ class SeriesAt(pn.viewable.Viewer):
         self.figures = dict(drawn.figures)
         self._place()
 
+    def load_declared(self, frames: dict[str, pd.DataFrame], specs: tuple) -> None:
+        """New plots for a recording of a world that declares its time plots (the pod world): the live tab's Bokeh
+        figures (:class:`dashboard.podview.PodPlots`, one source of the samples shared by every plot, no HoloViews:
+        rendering an overlay per plot was a third of such a replay's opening and twice its models)."""
+        from dashboard.podview import PodPlots
+
+        self.sample_table = "samples"
+        self.frames = self._thin(frames)
+        samples = self.frames.get("samples", pd.DataFrame())
+        drawn = PodPlots(specs, self.prefix, window=max(len(samples), 1))
+        drawn.push(samples)
+        drawn.flush()
+        self.figures = {spec.name: drawn.figures[spec.name] for spec in specs}  # the FGD curve's x is not time: not cut
+        self._place()
+
     def _place(self) -> None:
         """Each figure's sources in time order, cut at the scrubbed time from now on; the figures on the page."""
         self._cuts, self._faults = [], []
