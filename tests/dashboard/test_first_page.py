@@ -48,7 +48,7 @@ def test_a_served_page_builds_its_links_world_only_with_the_links_values_in_unop
         monkeypatch.setattr(pn.state.location, "search", "?scenario=openb-fgd&seed=3&scheduler.gpu_policy=BestFit&playing=false")
         d = Dashboard()
     assert d.session.scenario == "openb-fgd" and d.session.seed == 3 and d.session.generation == 1  # built once, not twice
-    assert "run_view" not in d.ctx.parts.made  # no VM Live tab was made for a pod world
+    assert "live_tab" not in d.ctx.parts.made  # no VM Live tab was made for a pod world
     assert d.session.sim.sections["scheduler"].gpu_policy == "BestFit"
     sched = d.controls.sections["scheduler"]
     assert sched.controls["gpu_policy"].widget.value == "BestFit"  # made later, it shows the link's value
