@@ -152,11 +152,17 @@ def profile_html(world: str, pages: int, top: int, floor: bool = False, out: str
     cpu = []
     for _ in range(pages):
         c0 = time.process_time()
-        prof.enable()
+        if top:
+            prof.enable()
         urllib.request.urlopen(url, timeout=300).read()
         prof.disable()
         cpu.append(time.process_time() - c0)
-    print(f"request -> HTML, process CPU under the profiler: {', '.join(f'{c:.3f}' for c in cpu)} s; load {os.getloadavg()[0]:.2f}")
+    under = "under the profiler" if top else "(no profiler)"
+    print(
+        f"request -> HTML, process CPU {under}: {', '.join(f'{c:.3f}' for c in cpu)} s, median {_median(cpu)} s; load {os.getloadavg()[0]:.2f}"
+    )
+    if not top:
+        os._exit(0)
     if out:
         prof.dump_stats(out)
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
@@ -285,7 +291,7 @@ def main() -> None:
     ap.add_argument("--serve", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # a tree's server process
     ap.add_argument("--serve-floor", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # the floor's
     ap.add_argument("--profile", metavar="WORLD", help="cProfile the server from request to HTML answer for this world, then exit")
-    ap.add_argument("--top", type=int, default=60, help="functions shown by --profile")
+    ap.add_argument("--top", type=int, default=60, help="functions shown by --profile (0: no profiler, the request's CPU only)")
     ap.add_argument("--profile-out", default=None, help="--profile's stats written to this file (pstats)")
     args = ap.parse_args()
     if args.profile:
