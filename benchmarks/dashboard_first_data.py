@@ -14,10 +14,16 @@ with the load average beside each figure:
 * Chromium's own counters of the page at first data (``Performance.getMetrics`` over CDP): main-thread task, script,
   layout and style-recalculation seconds of the renderer, and the number of DOM nodes.
 
+With ``--floor`` a third server, in a process of its own, serves the floor: a bare Panel page in the same template
+(``pn.template.BootstrapTemplate``) holding one Bokeh figure whose ``ColumnDataSource`` has its first rows in the first
+document and streams a row per 100 ms after the page loads (as ours does), measured the same way, its pages
+alternating with ours. ``ours / floor`` then says how much of the 1.0 s goal the libraries alone take here.
+
 The servers are killed at the end (never shut down while a session's callback may still be scheduled).
 
     python benchmarks/dashboard_first_data.py                  # 5 pages per world
     python benchmarks/dashboard_first_data.py --pages 3 --worlds default --peer main
+    python benchmarks/dashboard_first_data.py --pages 3 --peer main --floor   # and the libraries' floor
 
 Goal (issue 18; printed, never asserted): first data <= 1.0 s at load <= 1. Last line: ``RESULT {json}``.
 """
@@ -47,6 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "TaskDuration", "Nodes")
 #: JS: BokehJS holds the page's document.
 JS_DOC = "() => !!(window.Bokeh && Bokeh.documents && Bokeh.documents.length)"
+#: The floor page's figure name (``JS_FIGURES`` finds it by this prefix), its first rows and the rows streamed a second.
+FLOOR_PREFIX, FLOOR_FIRST_ROWS, FLOOR_PERIOD_MS = "floor-", 6, 100
 
 
 def _median(values: list[float], digits: int = 3) -> float:
@@ -76,6 +84,91 @@ def serve(port: int, built_log: str) -> None:
     pn.serve({"/": app}, port=port, address="127.0.0.1", show=False, threaded=False, title="scalelab")
 
 
+def serve_floor(port: int, built_log: str) -> None:
+    """The floor: a bare Panel page in the dashboard's template with one Bokeh figure over a ``ColumnDataSource`` that
+    holds its first rows in the first document and streams one row per period once the page has loaded."""
+    import panel as pn
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    pn.extension(notifications=False)
+
+    def app():
+        c0 = time.process_time()
+        source = ColumnDataSource(
+            {"time": [10.0 * i for i in range(FLOOR_FIRST_ROWS)], "y": [float(i % 3) for i in range(FLOOR_FIRST_ROWS)]}
+        )
+        fig = figure(name=f"{FLOOR_PREFIX}queue", height=260, sizing_mode="stretch_width", x_axis_label="time (s)")
+        fig.line("time", "y", source=source)
+        template = pn.template.BootstrapTemplate(
+            title="floor", main=[pn.pane.Bokeh(fig, sizing_mode="stretch_width")], header_background="#24476b", busy_indicator=None
+        )
+
+        def stream() -> None:
+            t = source.data["time"][-1] + 10.0
+            source.stream({"time": [t], "y": [float(int(t) % 3)]}, rollover=1500)
+
+        pn.state.onload(lambda: pn.state.add_periodic_callback(stream, period=FLOOR_PERIOD_MS))
+        with open(built_log, "a") as log:
+            log.write(f"{time.process_time() - c0}\n")
+        return template
+
+    pn.serve({"/": app}, port=port, address="127.0.0.1", show=False, threaded=False, title="floor")
+
+
+def profile_html(world: str, pages: int, top: int, floor: bool = False, out: str | None = None) -> None:
+    """cProfile (process CPU clock; Python 3.12's profiler sees every thread) of the served app from the request to the
+    HTML answer, plain HTTP fetches of ``?scenario=world`` (no browser), summed over ``pages`` after a warm one; prints
+    the ``top`` functions by cumulative time and the request's process CPU (``out``: the stats written there too)."""
+    import cProfile
+    import pstats
+    import threading
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
+    target = serve_floor if floor else serve
+
+    def run() -> None:  # the server's own event loop, in its thread
+        import asyncio
+
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        target(port, log)
+
+    threading.Thread(target=run, daemon=True).start()
+    url = f"http://127.0.0.1:{port}/?scenario={world}"
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=300).read()  # the warm page
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    prof = cProfile.Profile(time.process_time)
+    cpu = []
+    for _ in range(pages):
+        c0 = time.process_time()
+        if top:
+            prof.enable()
+        urllib.request.urlopen(url, timeout=300).read()
+        prof.disable()
+        cpu.append(time.process_time() - c0)
+    under = "under the profiler" if top else "(no profiler)"
+    print(
+        f"request -> HTML, process CPU {under}: {', '.join(f'{c:.3f}' for c in cpu)} s, median {_median(cpu)} s; load {os.getloadavg()[0]:.2f}"
+    )
+    if not top:
+        os._exit(0)
+    if out:
+        prof.dump_stats(out)
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
+    os._exit(0)  # the served sessions' callbacks never run into the interpreter's shutdown
+
+
 def _cpu(pid: int) -> float:
     """A process's CPU seconds so far (user + system, every thread), from ``/proc``."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -85,14 +178,14 @@ def _cpu(pid: int) -> float:
 class Server:
     """One tree's app served in a process of its own (this tree, or a peer's checkout): its CPU is that process's."""
 
-    def __init__(self, name: str, tree: Path, tmp: Path):
+    def __init__(self, name: str, tree: Path, tmp: Path, floor: bool = False):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.name, self.built = name, tmp / f"built-{name}.txt"
+        self.name, self.built, self.floor = name, tmp / f"built-{name}.txt", floor
         self.built.write_text("")
         env = {**os.environ, "PYTHONPATH": str(tree)}
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", str(self.port), str(self.built)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-floor" if floor else "--serve", str(self.port), str(self.built)]
         self.proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:  # listening?
@@ -118,7 +211,7 @@ class Server:
 
 def page_once(browser, server: Server, name: str) -> dict:
     """One fresh page of world ``name`` (a new browser context: nothing cached) to its first plot with data."""
-    prefix = WORLDS[name][1]
+    prefix = FLOOR_PREFIX if server.floor else WORLDS[name][1]
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     try:
         page = context.new_page()
@@ -157,13 +250,16 @@ def _summary(rows: list[dict]) -> dict:
     return out
 
 
-def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str) -> dict:
-    """Per world, per tree: medians of ``pages`` fresh pages after one warm page; the trees' pages alternate (same load)."""
+def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str, floor: bool = False) -> dict:
+    """Per world, per tree: medians of ``pages`` fresh pages after one warm page; the trees' pages alternate (same load).
+    ``floor``: the floor page as a tree named ``floor`` too (the same page for every world)."""
     from playwright.sync_api import sync_playwright
 
-    out: dict = {tree: {} for tree in trees}
+    out: dict = {tree: {} for tree in [*trees, *(["floor"] if floor else [])]}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         servers = [Server(name, tree, Path(tmp)) for name, tree in trees.items()]
+        if floor:
+            servers.append(Server("floor", ROOT, Path(tmp), floor=True))
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
             for name in worlds:
@@ -189,21 +285,34 @@ def main() -> None:
     ap.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--peer", default=None, help="also this git ref's tree (main, a branch, a commit), its pages alternating with ours")
+    ap.add_argument(
+        "--floor", action="store_true", help="also the floor: a bare Panel page in the same template, one streamed Bokeh figure"
+    )
     ap.add_argument("--serve", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # a tree's server process
+    ap.add_argument("--serve-floor", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # the floor's
+    ap.add_argument("--profile", metavar="WORLD", help="cProfile the server from request to HTML answer for this world, then exit")
+    ap.add_argument("--top", type=int, default=60, help="functions shown by --profile (0: no profiler, the request's CPU only)")
+    ap.add_argument("--profile-out", default=None, help="--profile's stats written to this file (pstats)")
     args = ap.parse_args()
+    if args.profile:
+        profile_html(args.profile, args.pages, args.top, floor=args.floor, out=args.profile_out)
+        return
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
+        return
+    if args.serve_floor:
+        serve_floor(int(args.serve_floor[0]), args.serve_floor[1])
         return
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this": ROOT}
         if args.peer:
             trees["peer"] = export_ref(args.peer, Path(tmp))
-        result = measure(trees, args.worlds, args.pages, args.chromium)
+        result = measure(trees, args.worlds, args.pages, args.chromium, floor=args.floor)
     for tree, worlds in result.items():
         for name, r in worlds.items():
             print(
-                f"{tree:4} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
+                f"{tree:5} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
                 f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (to the HTML {r['server_html_cpu_s']:.2f} s, session {r['session_cpu_s']:.2f} s); "
                 f"Chromium tasks {r['TaskDuration']:.2f} s, script {r['ScriptDuration']:.2f} s, layout {r['LayoutDuration']:.2f} s, "
                 f"style {r['RecalcStyleDuration']:.2f} s, {r['Nodes']:.0f} DOM nodes; load {r['load'][0]}-{r['load'][1]}"
@@ -213,6 +322,21 @@ def main() -> None:
     out["goal_met"] = out["first_data_s"] <= 1.0
     if args.peer:
         out["peer"] = {"ref": args.peer, **result["peer"]}
+    if args.floor:
+        out["floor"] = result["floor"]
+        out["floor_first_data_s"] = max(r["first_data_s"] for r in result["floor"].values())
+        out["over_floor"] = {}
+        for name, r in result["this"].items():
+            f = result["floor"][name]
+            ratios = {
+                k: round(r[k] / f[k], 2) if f[k] else float("nan") for k in ("first_data_s", "server_html_cpu_s", "TaskDuration", "Nodes")
+            }
+            out["over_floor"][name] = ratios
+            print(
+                f"ours / floor {name:11} first data {ratios['first_data_s']:.2f}x ({r['first_data_s']:.2f} / {f['first_data_s']:.2f} s), "
+                f"server CPU to the HTML {ratios['server_html_cpu_s']:.2f}x, Chromium tasks {ratios['TaskDuration']:.2f}x, "
+                f"DOM nodes {ratios['Nodes']:.2f}x"
+            )
     print("RESULT " + json.dumps(out))
 
 

@@ -36,7 +36,7 @@ class AppContext:
     sync_run_card: Callable[[], None] = _nothing  # the Run card shows the session's scenario and seed again
     active_own_clock: Callable[[], bool] = lambda: False  # is a tab with its own clock (Compare, Replay) on screen?
     served: Callable[[], bool] = lambda: False  # is the tick loop running (a served page), or not (a notebook, a test)?
-    parts: dict[str, Any] = field(default_factory=dict)  # shared parts by name: "run_view", "recordings"
+    parts: dict[str, Any] = field(default_factory=dict)  # shared parts by name: "live_tab", "placement_tab", "recordings"
 
     def say(self, text: str) -> None:
         """One line above the tabs (empty: hide it)."""

@@ -415,8 +415,14 @@ class FunctionsTab(TabBase, pn.viewable.Viewer):
     def _bind(self) -> None:
         sim = self.session.sim
         if sim is not None and sim is not self._bound:
-            self.view.bind_controls(sim.sections, self.session.apply)
             self._bound = sim
+            # the per-function controls (a hundred widgets, below the plots) once the page has its first frame when
+            # served (Panel's onload; at once in a notebook, a test or a page already loaded)
+            pn.state.onload(self._bind_now)
+
+    def _bind_now(self) -> None:
+        if self.session.sim is not None:
+            self.view.bind_controls(self.session.sim.sections, self.session.apply)
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:
         self._bind()

@@ -29,11 +29,11 @@ def _views(view: str):
 
 
 TABS: list[TabSpec] = [
-    TabSpec("Live", lambda ctx: ctx.parts["run_view"].live_tab, applies=_views("vm-series")),
+    TabSpec("Live", lambda ctx: ctx.parts["live_tab"], applies=_views("vm-series")),
     TabSpec("Functions", FunctionsTab, applies=_views("functions"), flush_every=1.0),
     TabSpec("GPU", PodTab, applies=_views("gpu"), flush_every=0.5),
     TabSpec("Nodes", NodesTab, applies=lambda s: s.sim is not None and "nodes_by_group" in s.sim.tables, flush_every=2.0),
-    TabSpec("Placement", lambda ctx: ctx.parts["run_view"].placement_tab, applies=lambda s: s.has_cluster, flush_every=1.0),
+    TabSpec("Placement", lambda ctx: ctx.parts["placement_tab"], applies=lambda s: s.has_cluster, flush_every=1.0),
     TabSpec("Replay", lambda ctx: ctx.parts["recordings"].replay_tab),
     TabSpec("Branch", lambda ctx: ctx.parts["recordings"].branch_tab, applies=lambda s: s.branched_from is not None),
     TabSpec("Compare", CompareView),

@@ -35,7 +35,7 @@ from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
 from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
-from dashboard.views import KpiRow, RunView
+from dashboard.views import WINDOW, KpiRow, PlacementTab, SeriesTab
 from engine import Scenario
 
 
@@ -53,7 +53,16 @@ class Dashboard(pn.viewable.Viewer):
         self.session = s = LiveSession(scenario, seed)
         s.runner = off_loop  # Reset and a new scenario or seed are built off the event loop when served
         self.ctx = ctx = AppContext(s)
-        ctx.parts = Parts(run_view=self._make_run_view)  # the Live/Placement tabs' views: made when one is first shown
+        # the Live and Placement tabs' views, each made when its tab is first shown; the sidebar's cards, made when the
+        # sidebar joins the page (at start, after the first frame) or when first asked for (a test, a notebook)
+        ctx.parts = Parts(
+            live_tab=self._make_live_tab,
+            placement_tab=self._make_placement_tab,
+            run_card=lambda: RunCard(ctx, on_step=self._step, on_reset=self._reset),
+            fault_card=lambda: FaultCard(ctx, on_injected=self._mark_urgent),
+            # open cards filled at start (after the first frame)
+            controls=lambda: LiveControls(s, on_applied=self._applied, defer=True),
+        )
         self.recordings = ctx.parts["recordings"] = Recordings(ctx)
         with s.building_inline():  # the link's parameters apply to its scenario's run
             link = apply_link(s, search) if search else None
@@ -62,13 +71,9 @@ class Dashboard(pn.viewable.Viewer):
         self.message = self.fault_alert = ctx.message
         self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
-        self.run_card = RunCard(ctx, on_step=self._step, on_reset=self._reset)
-        self.fault_card = FaultCard(ctx, on_injected=self._mark_urgent)
-        self.controls = LiveControls(s, on_applied=self._applied, defer=True)  # open cards filled at start (after first paint)
         self._drawn_scenario = s.scenario
-        self.controls_holder = pn.Column(self.controls.layout, sizing_mode="stretch_width", margin=0)
-        self._sidebar_cards = [self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder]
-        self.sidebar = pn.Column(*self._sidebar_cards, sizing_mode="stretch_width", margin=0)
+        self.controls_holder = pn.Column(sizing_mode="stretch_width", margin=0)  # the parameter cards' column
+        self.sidebar = pn.Column(sizing_mode="stretch_width", margin=0)  # its cards: _fill_sidebar
         self.tabset = TabSet(ctx, TABS, on_change=self._tab_changed)
         self.loop = TickLoop(ctx, self.tabset, on_new_run=self._swap_run, on_kpis=self._draw_kpis, on_rows=self._show_alerts)
         self.tabset.on_built = self.loop.catch_up
@@ -80,7 +85,7 @@ class Dashboard(pn.viewable.Viewer):
         self._stopped = False
         self._last_wall = time.perf_counter()
         ctx.show_tab, ctx.mark_urgent, ctx.adopt_run = self.show_tab, self.loop.mark_urgent, self.adopt_run
-        ctx.sync_run_card = self.run_card.sync
+        ctx.sync_run_card = lambda: self.run_card.sync() if "run_card" in ctx.parts.made else None
         ctx.active_own_clock = lambda: self.active_view() is not None and self.active_view().own_clock
         ctx.served = lambda: self._callback is not None
         s.param.watch(self._session_rebuilt, "generation")
@@ -91,30 +96,58 @@ class Dashboard(pn.viewable.Viewer):
         self.loop.poll_and_push()
         self._render_status()
 
-    def _make_run_view(self) -> RunView:
-        return RunView("live", self.session.sim.sections["run"].sample_interval)
+    def _sample_interval(self) -> float:
+        return self.session.sim.sections["run"].sample_interval
+
+    def _make_live_tab(self) -> SeriesTab:
+        return SeriesTab("live", self._sample_interval())
+
+    def _make_placement_tab(self) -> PlacementTab:
+        return PlacementTab(WINDOW * self._sample_interval())
+
+    # -- parts by name (tests, notebooks; each made when first asked for) ----------------------------------------------
+    @property
+    def live_tab(self) -> SeriesTab:
+        """The live run's Live tab: time plots and event log."""
+        return self.ctx.parts["live_tab"]
 
     @property
-    def run_view(self) -> RunView:
-        """The live run's views of the Live and Placement tabs (made when first asked for)."""
-        return self.ctx.parts["run_view"]
+    def placement_tab(self) -> PlacementTab:
+        """The live run's Placement tab: placement, GPU and score heatmaps."""
+        return self.ctx.parts["placement_tab"]
 
-    # -- parts by name (tests, notebooks) ------------------------------------------------------------------------------
+    @property
+    def run_card(self) -> RunCard:
+        return self.ctx.parts["run_card"]
+
+    @property
+    def fault_card(self) -> FaultCard:
+        return self.ctx.parts["fault_card"]
+
+    @property
+    def controls(self) -> LiveControls:
+        """The sidebar's parameter cards (their open cards get their widgets at start)."""
+        return self.ctx.parts["controls"]
+
+    @controls.setter
+    def controls(self, controls: LiveControls) -> None:  # a benchmark's own, with its timed callbacks
+        self.ctx.parts["controls"] = controls
+
     @property
     def views(self):
-        return self.run_view.series
+        return self.live_tab.series
 
     @property
     def events(self):
-        return self.run_view.events
+        return self.live_tab.events
 
     @property
     def placement(self):
-        return self.run_view.placement
+        return self.placement_tab.placement
 
     @property
     def scores(self):
-        return self.run_view.scores
+        return self.placement_tab.scores
 
     @property
     def compare(self):
@@ -167,8 +200,8 @@ class Dashboard(pn.viewable.Viewer):
         )
         self._layout = self.main  # the template holds the sidebar and the header
         # the served page's first document holds the header and the tab on screen with its first minutes; the sidebar's
-        # cards join at start, after the first frame (a fifth of the page's models: fewer to make, walk and send first)
-        self.sidebar.clear()
+        # cards are made and join at start, after the first frame (a fifth of the page's models: fewer to make, walk and
+        # send first)
         template = pn.template.BootstrapTemplate(
             title=title,
             header=[header],
@@ -195,8 +228,15 @@ class Dashboard(pn.viewable.Viewer):
         warm_up(s.sim, until, budget)
 
     def __panel__(self) -> pn.viewable.Viewable:
+        self._fill_sidebar()
         pn.state.onload(self.start)
         return self._layout
+
+    def _fill_sidebar(self) -> None:
+        """The sidebar's cards (made now if they were not): Run, Recordings, Faults, the parameter cards."""
+        if not len(self.sidebar):
+            self.controls_holder[:] = [self.controls.layout]
+            self.sidebar[:] = [self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder]
 
     # -- lifecycle -----------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -210,8 +250,7 @@ class Dashboard(pn.viewable.Viewer):
             self.session.playing, self._link_playing = self._link_playing, None
         with pn.io.hold():  # the sidebar's cards, open ones with their widgets, now that the first frame is on screen
             self.controls.fill()
-            if not len(self.sidebar):
-                self.sidebar[:] = self._sidebar_cards
+            self._fill_sidebar()
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         self.loop.tick_soon = self._tick_soon
         self._update_link()
@@ -383,7 +422,7 @@ class Dashboard(pn.viewable.Viewer):
         self.loop.mark_urgent(anything=any(k.startswith("scheduler.") for k in changes))
         self.ctx.say("")
         names = {k.split(".", 1)[1] for k in changes if k.startswith("scheduler.")}
-        if names and "scheduler" in self.session.sim.sections and "run_view" in self.ctx.parts.made:  # a score view exists
+        if names and "scheduler" in self.session.sim.sections and "placement_tab" in self.ctx.parts.made:  # a score view exists
             preview_scheduler(self.session.sim.sections["scheduler"], self.scores, names)
         self._update_link()
 
@@ -392,8 +431,9 @@ class Dashboard(pn.viewable.Viewer):
         self.loop.new_run = True
         # the controls on the new run's sections at once (a change made before the next tick goes to the new run): those
         # of a section class shown before are kept, only their values change (a new world's sections get new cards)
-        with pn.io.hold():
-            self.controls.rebind()
+        if "controls" in self.ctx.parts.made:
+            with pn.io.hold():
+                self.controls.rebind()
         self.loop.mark_urgent()
 
     def adopt_run(self, tab: str | None = None) -> None:
@@ -410,12 +450,16 @@ class Dashboard(pn.viewable.Viewer):
         self.stuck_alert.visible = False
         if s.sim is None:  # released: nothing to draw
             return
-        if "run_view" in self.ctx.parts.made:
-            self.run_view.sample_interval = s.sim.sections["run"].sample_interval
+        made = self.ctx.parts.made
+        if "live_tab" in made:
+            self.live_tab.sample_interval = self._sample_interval()
+        if "placement_tab" in made:
+            self.placement.span = WINDOW * self._sample_interval()
         for view in self.tabset.views.values():
             view.clear()
         self.tabset.arrange(keep=tab)
-        self.fault_card.rebuild()
+        if "fault_card" in self.ctx.parts.made:
+            self.fault_card.rebuild()
         self.kpis.update(s.kpis(), view=s.view)
         if s.scenario != self._drawn_scenario:  # another scenario: its first minutes at once (a reset starts at t=0)
             self._drawn_scenario = s.scenario
@@ -447,7 +491,7 @@ class Dashboard(pn.viewable.Viewer):
             result = apply_link(self.session, search)
         if self.loop.new_run:  # another scenario or seed: its tabs now, so that the link's tab can be shown
             self.adopt_run()
-        if result.changed_params:
+        if result.changed_params and "controls" in self.ctx.parts.made:
             self.controls.rebind()  # the link's values in the controls
         self._link_applied(result)
 

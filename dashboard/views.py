@@ -248,6 +248,7 @@ class EventLog(pn.viewable.Viewer):
         self.table = pn.pane.HTML("", stylesheets=[EVENT_CSS], sizing_mode="stretch_width", min_height=60)
         self.pane = pn.Column(self.kinds, self.table, sizing_mode="stretch_width")
         self._pending: list[pd.DataFrame] = []
+        self._waiting = False  # rows wait for the served page's first frame (see flush)
         self._send()
 
     def clear(self) -> None:
@@ -270,6 +271,14 @@ class EventLog(pn.viewable.Viewer):
         new = new.reindex(columns=EVENT_COLUMNS).iloc[::-1].head(keep).reset_index(drop=True)
         self.rows = pd.concat([new, self.rows], ignore_index=True).head(keep) if len(self.rows) else new
         self._html = ([None] * len(new) + self._html)[:keep]
+        # a served page's first document holds the log's head only: its rows (most of the page's DOM nodes, below the
+        # plots) follow once the page has its first frame (Panel's onload; at once in a notebook, a test, a loaded page)
+        if not self._waiting:
+            self._waiting = True
+            pn.state.onload(self._send_waited)
+
+    def _send_waited(self) -> None:
+        self._waiting = False
         self._send()
 
     def _send(self) -> None:

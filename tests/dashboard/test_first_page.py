@@ -48,11 +48,31 @@ def test_a_served_page_builds_its_links_world_only_with_the_links_values_in_unop
         monkeypatch.setattr(pn.state.location, "search", "?scenario=openb-fgd&seed=3&scheduler.gpu_policy=BestFit&playing=false")
         d = Dashboard()
     assert d.session.scenario == "openb-fgd" and d.session.seed == 3 and d.session.generation == 1  # built once, not twice
-    assert "run_view" not in d.ctx.parts.made  # no VM Live tab was made for a pod world
+    assert "live_tab" not in d.ctx.parts.made  # no VM Live tab was made for a pod world
     assert d.session.sim.sections["scheduler"].gpu_policy == "BestFit"
     sched = d.controls.sections["scheduler"]
     assert sched.controls["gpu_policy"].widget.value == "BestFit"  # made later, it shows the link's value
     assert d.session.playing  # the first minutes are drawn; the link's pause comes at start
     d.start()
     assert not d.session.playing
+    d.stop()
+
+
+def test_a_served_first_document_holds_the_tab_on_screen_and_the_rest_follows_at_onload(monkeypatch):
+    """What a served page sends first (d18-first4): the Live tab's plots with the first minutes, no sidebar card, no
+    Placement view, no event-log row; the page's onload (here run by hand, as Panel runs it once the browser has the
+    first frame) brings the sidebar's cards and the log's rows."""
+    waiting: list = []
+    monkeypatch.setattr(pn.state, "onload", lambda callback, threaded=False: waiting.append(callback))
+    d = Dashboard("default")
+    template = d.page()
+    assert d.live_tab.series.streams["live"].rows() >= 2  # the first minutes are drawn
+    made = d.ctx.parts.made
+    assert "placement_tab" not in made and not {"run_card", "fault_card", "controls"} & made
+    assert not len(d.sidebar) and "<tr class=" not in d.events.table.object
+    assert template.sidebar.objects == [d.sidebar]
+    for callback in waiting:
+        callback()
+    assert len(d.sidebar) == 4 and "autoscaler" in d.controls.filled
+    assert d.events.table.object.count("<tr class=") > 0
     d.stop()

@@ -86,7 +86,7 @@ def test_the_placement_tab_shows_per_device_gpu_use_in_chromium(page, artifacts)
         )
         assert shape == [30 * 8, 8]  # 30 GPU nodes (the largest with 8 devices) x 8 devices
         d = made[0]
-        engine_used = np.nansum(d.run_view.gpu.used)
+        engine_used = np.nansum(d.placement_tab.gpu.used)
         assert engine_used > 0
         expect(page.get_by_text(re.compile(r"30 GPU nodes, 148 devices: [0-9.]+ GPUs in use"))).to_be_visible()
         page.screenshot(path=str(artifacts / "dashboard-gpu-devices.png"), full_page=True)
