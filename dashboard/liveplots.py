@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from bokeh.models import ColumnDataSource, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
+from bokeh.events import RangesUpdate
+from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
 from bokeh.plotting import figure
 
 from dashboard.frames import SERIES_COLUMNS, WORKER_STATES
@@ -188,7 +189,9 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
 def live_figures(sources: Mapping[str, Sources], faults: Sources, prefix: str) -> LiveFigures:
     """The time plots of ``sources`` (run -> its series: a source, or one per group; the first run's ``faults`` marked,
     a source or one per group), named ``prefix-NAME``."""
-    x_ranges = {group: Range1d(0.0, 1.0) for group in GROUPS}
+    split = any(isinstance(s, Mapping) for s in sources.values())
+    shared = Range1d(0.0, 1.0)  # one source for every group (a recording drawn whole): one x range for all six
+    x_ranges = {group: Range1d(0.0, 1.0) if split else shared for group in GROUPS}
     figures, y_columns, fault_items = {}, {}, []
     for name in TIME_PLOTS:
         spec = TIME_PLOTS[name]
@@ -203,6 +206,7 @@ def live_figures(sources: Mapping[str, Sources], faults: Sources, prefix: str) -
             feet = fig.scatter("time", "y", source=marks, color=FAULT_COLOR, marker="inverted_triangle", size=10)
             _hover(fig, feet, [("fault", "@{fault}")], vline=False)
             marked.append(feet)
+        fig.xgrid.visible = False  # the y grid and the time axis's ticks stay; a grid renderer is a forced style recalc per paint
         legend = fig.legend[0]
         item = LegendItem(label="fault" if name != "queue" else "fault (hover: which)", renderers=marked, visible=False)
         legend.items.append(item)
@@ -217,7 +221,21 @@ def live_figures(sources: Mapping[str, Sources], faults: Sources, prefix: str) -
             margin=2,
         )
         figures[name], y_columns[name] = fig, cols
+    if split:
+        _zoom_together(figures, x_ranges)
     return LiveFigures(figures, x_ranges, y_columns, fault_items)
+
+
+def _zoom_together(figures: dict[str, figure], x_ranges: dict[str, Range1d]) -> None:
+    """A pan, zoom or reset of one group's plots moves the other group's x range too, in the browser (``RangesUpdate``
+    is emitted for the user's tools only, not for the server's streams and fits)."""
+    for group, other in zip(GROUPS, GROUPS[::-1], strict=True):
+        follow = CustomJS(
+            args={"other": x_ranges[other]},
+            code="if (other.start !== cb_obj.x0 || other.end !== cb_obj.x1) { other.start = cb_obj.x0; other.end = cb_obj.x1 }",
+        )
+        for name in group_plots(group):
+            figures[name].js_on_event(RangesUpdate, follow)
 
 
 # -- any world's streamed plots (the function platform's, the pod world's) ---------------------------------------------

@@ -155,3 +155,16 @@ def test_every_column_a_live_plot_draws_or_names_on_hover_is_in_its_groups_sourc
                 continue
             named |= {field for _, spec in tool.tooltips for field in re.findall(r"@\{(\w+)\}", spec)}
         assert named <= held, (name, named - held)
+
+
+def test_a_pan_or_zoom_of_either_group_moves_the_other_groups_x_range_in_the_browser():
+    from bokeh.events import RangesUpdate
+
+    d = Dashboard("default")
+    ranges = d.views.plots.x_ranges
+    assert ranges[GROUPS[0]] is not ranges[GROUPS[1]]  # the server moves them apart while playing
+    for name, fig in d.views.plots.figures.items():
+        group = TIME_PLOTS[name].group
+        (follow,) = fig.js_event_callbacks[RangesUpdate.event_name]  # the user's tools only, never a stream or a fit
+        assert follow.args["other"] is ranges[GROUPS[1] if group == GROUPS[0] else GROUPS[0]]
+        assert fig.xgrid[0].visible is False and fig.ygrid[0].visible  # no x grid: the time axis's ticks stay
