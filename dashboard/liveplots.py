@@ -1,10 +1,15 @@
-"""The live time plots as Bokeh figures over one ``ColumnDataSource`` per run, fed with ``ColumnDataSource.stream``.
+"""The live time plots as Bokeh figures over ``ColumnDataSource`` s, fed with ``ColumnDataSource.stream``.
 
 A tick streams only its new rows (``stream(new, rollover=window)``): its drawing cost is proportional to what
-changed, not to the window, and every plot of a run shares that run's source, so all of them end at the same
-simulated time. The x range is one ``Range1d`` shared by a view's plots and the y ranges are set from the server
-(:meth:`LiveFigures.fit`): a new run empties them at once (no old axes survive a reset) and the legend keeps its
-headroom above the data. Faults are a ``VSpan`` per fault from a second source; the queue plot names them on hover.
+changed, not to the window. The browser repaints every figure of a source it streams into, and every figure of an x
+range it moves, so the six plots are two groups (:data:`GROUPS`, from ``TimePlot.group``), each with a source per run
+holding only its plots' columns, a fault source and an x range of its own: the primary group (queue, time_left and its
+band, workers) is streamed in every drawing round and in the frame a control's change asks for, the secondary group
+(rates, waits, VM-hours) on a slower cadence (:mod:`dashboard.views`); a change's frame paints three figures, not six.
+Within a group every plot ends at the same simulated time, and so do both groups whenever the run is paused or a
+view is drawn whole. The y ranges are set from the server (:meth:`LiveFigures.fit`): a new run empties them at once
+(no old axes survive a reset) and the legend keeps its headroom above the data. Faults are a ``VSpan`` per fault;
+the queue plot names them on hover.
 
 Styles (colours, dashes, labels, hovers) are those of :mod:`dashboard.plots`, which draws the same plots with
 HoloViews for finished runs, recordings and exports. Only public Bokeh API.
@@ -12,13 +17,14 @@ HoloViews for finished runs, recordings and exports. Only public Bokeh API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from bokeh.models import ColumnDataSource, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
+from bokeh.events import RangesUpdate
+from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
 from bokeh.plotting import figure
 
 from dashboard.frames import SERIES_COLUMNS, WORKER_STATES
@@ -26,43 +32,82 @@ from dashboard.plothooks import _time_ticker, hms_js
 from dashboard.plots import FAULT_COLOR, LEGEND_HEADROOM, PLOT_HEIGHT, RUN_STYLE, SECOND_RUNS, TIME_PLOTS, WAIT_STYLE, WORKER_COLORS
 
 TOOLS = "pan,xwheel_zoom,box_zoom,reset,save"
+#: The groups of live time plots (``TimePlot.group``), the first one streamed at once after a control's change.
+GROUPS = ("primary", "secondary")
+#: The series columns each live time plot draws or names on hover (besides ``time``): a group's source holds its plots'.
+PLOT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "queue": ("queue_length",),
+    "time_left": ("time_left", "time_left_shown", "time_left_clipped", "band_low", "band_high"),
+    "workers": (*WORKER_STATES, *(f"stack_{i}" for i in range(len(WORKER_STATES) + 1)), "workers_total"),
+    "rates": ("arrival_rate", "completion_rate"),
+    "waits": ("wait_p50", "wait_p95", "wait_p99"),
+    "vm_hours": ("vm_hours",),
+}
 
 
-def empty_series_data() -> dict[str, np.ndarray]:
-    return {c: np.zeros(0) for c in SERIES_COLUMNS}
+def group_plots(group: str) -> list[str]:
+    """The names of the time plots of ``group``, in display order."""
+    return [name for name, spec in TIME_PLOTS.items() if spec.group == group]
+
+
+def group_columns(group: str) -> list[str]:
+    """The series columns of ``group``'s source: ``time`` and its plots' columns, in :data:`SERIES_COLUMNS` order."""
+    wanted = {"time"}.union(*(PLOT_COLUMNS[name] for name in group_plots(group)))
+    return [c for c in SERIES_COLUMNS if c in wanted]
+
+
+def empty_series_data(columns: Sequence[str] = SERIES_COLUMNS) -> dict[str, np.ndarray]:
+    return {c: np.zeros(0) for c in columns}
 
 
 def empty_fault_data() -> dict[str, np.ndarray]:
     return {"time": np.zeros(0), "fault": np.array([], dtype=object), "y": np.zeros(0)}
 
 
+#: A run's series: one source for every group (a recording drawn whole), or one per group.
+Sources = ColumnDataSource | Mapping[str, ColumnDataSource]
+
+
+def of_group(sources: Sources, group: str) -> ColumnDataSource:
+    """The source of ``group`` among ``sources`` (one source serves every group)."""
+    return sources[group] if isinstance(sources, Mapping) else sources
+
+
 @dataclass
 class LiveFigures:
-    """The six time plots of one or two runs (``sources``: run -> series source), on one shared x range."""
+    """The six time plots of one or two runs, an x range per group of plots (:data:`GROUPS`)."""
 
     figures: dict[str, figure]
-    x_range: Range1d
+    x_ranges: dict[str, Range1d]
     y_columns: dict[str, list[str]]  # per plot: the series columns its y range covers
     fault_items: list[LegendItem] = field(default_factory=list)
 
-    def fit(self, sources: Mapping[str, ColumnDataSource]) -> None:
-        """Axes that hold what the sources hold (an empty run: 0..1), the legend's headroom above the data."""
-        held = [s.data for s in sources.values() if len(s.data["time"])]
-        if not held:
-            _set(self.x_range, 0.0, 1.0)
-            for fig in self.figures.values():
-                _set(fig.y_range, 0.0, 1.0)
-            return
-        lo = min(float(d["time"][0]) for d in held)
-        hi = max(float(d["time"][-1]) for d in held)
-        _set(self.x_range, lo, hi if hi > lo else lo + 1.0)
-        for name, fig in self.figures.items():
-            values = [np.asarray(d[c], dtype=float) for d in held for c in self.y_columns[name]]
-            ymin = min((float(np.nanmin(v)) for v in values if np.isfinite(v).any()), default=0.0)
-            ymax = max((float(np.nanmax(v)) for v in values if np.isfinite(v).any()), default=1.0)
-            ymin = min(ymin, 0.0)
-            span = ymax - ymin if ymax > ymin else max(abs(ymax), 1.0)
-            _set(fig.y_range, ymin, ymax + span * LEGEND_HEADROOM / (1 - LEGEND_HEADROOM))
+    @property
+    def x_range(self) -> Range1d:
+        """The primary group's x range."""
+        return self.x_ranges[GROUPS[0]]
+
+    def fit(self, sources: Mapping[str, Sources], groups: Sequence[str] = GROUPS) -> None:
+        """Axes of ``groups``' plots that hold what the sources hold (an empty run: 0..1), the legend's headroom above
+        the data (``sources``: run -> its series)."""
+        for group in groups:
+            figures = {name: self.figures[name] for name in group_plots(group)}
+            held = [d for d in (of_group(s, group).data for s in sources.values()) if len(d["time"])]
+            if not held:
+                _set(self.x_ranges[group], 0.0, 1.0)
+                for fig in figures.values():
+                    _set(fig.y_range, 0.0, 1.0)
+                continue
+            lo = min(float(d["time"][0]) for d in held)
+            hi = max(float(d["time"][-1]) for d in held)
+            _set(self.x_ranges[group], lo, hi if hi > lo else lo + 1.0)
+            for name, fig in figures.items():
+                values = [np.asarray(d[c], dtype=float) for d in held for c in self.y_columns[name]]
+                ymin = min((float(np.nanmin(v)) for v in values if np.isfinite(v).any()), default=0.0)
+                ymax = max((float(np.nanmax(v)) for v in values if np.isfinite(v).any()), default=1.0)
+                ymin = min(ymin, 0.0)
+                span = ymax - ymin if ymax > ymin else max(abs(ymax), 1.0)
+                _set(fig.y_range, ymin, ymax + span * LEGEND_HEADROOM / (1 - LEGEND_HEADROOM))
 
     def show_faults(self, any_fault: bool) -> None:
         """A legend entry for faults only once there is a fault to show."""
@@ -141,22 +186,27 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
     raise KeyError(name)
 
 
-def live_figures(sources: Mapping[str, ColumnDataSource], faults: ColumnDataSource, prefix: str) -> LiveFigures:
-    """The time plots of ``sources`` (run -> series source; the first run's ``faults`` marked), named ``prefix-NAME``."""
-    x_range = Range1d(0.0, 1.0)
+def live_figures(sources: Mapping[str, Sources], faults: Sources, prefix: str) -> LiveFigures:
+    """The time plots of ``sources`` (run -> its series: a source, or one per group; the first run's ``faults`` marked,
+    a source or one per group), named ``prefix-NAME``."""
+    split = any(isinstance(s, Mapping) for s in sources.values())
+    shared = Range1d(0.0, 1.0)  # one source for every group (a recording drawn whole): one x range for all six
+    x_ranges = {group: Range1d(0.0, 1.0) if split else shared for group in GROUPS}
     figures, y_columns, fault_items = {}, {}, []
     for name in TIME_PLOTS:
         spec = TIME_PLOTS[name]
-        fig = time_figure(f"{prefix}-{name}", spec.title, spec.ylabel, x_range)
+        fig = time_figure(f"{prefix}-{name}", spec.title, spec.ylabel, x_ranges[spec.group])
         cols: list[str] = []
         for run, source in sources.items():
-            cols += _body(name, fig, source, run)
-        spans = fig.vspan(x="time", source=faults, line_color=FAULT_COLOR, line_dash="dashed", line_width=1.2, line_alpha=0.8)
+            cols += _body(name, fig, of_group(source, spec.group), run)
+        marks = of_group(faults, spec.group)
+        spans = fig.vspan(x="time", source=marks, line_color=FAULT_COLOR, line_dash="dashed", line_width=1.2, line_alpha=0.8)
         marked = [spans]
         if name == "queue":  # one plot names the faults on hover (a marker per plot would cost a glyph and a hover each)
-            feet = fig.scatter("time", "y", source=faults, color=FAULT_COLOR, marker="inverted_triangle", size=10)
+            feet = fig.scatter("time", "y", source=marks, color=FAULT_COLOR, marker="inverted_triangle", size=10)
             _hover(fig, feet, [("fault", "@{fault}")], vline=False)
             marked.append(feet)
+        fig.xgrid.visible = False  # the y grid and the time axis's ticks stay; a grid renderer is a forced style recalc per paint
         legend = fig.legend[0]
         item = LegendItem(label="fault" if name != "queue" else "fault (hover: which)", renderers=marked, visible=False)
         legend.items.append(item)
@@ -171,7 +221,21 @@ def live_figures(sources: Mapping[str, ColumnDataSource], faults: ColumnDataSour
             margin=2,
         )
         figures[name], y_columns[name] = fig, cols
-    return LiveFigures(figures, x_range, y_columns, fault_items)
+    if split:
+        _zoom_together(figures, x_ranges)
+    return LiveFigures(figures, x_ranges, y_columns, fault_items)
+
+
+def _zoom_together(figures: dict[str, figure], x_ranges: dict[str, Range1d]) -> None:
+    """A pan, zoom or reset of one group's plots moves the other group's x range too, in the browser (``RangesUpdate``
+    is emitted for the user's tools only, not for the server's streams and fits)."""
+    for group, other in zip(GROUPS, GROUPS[::-1], strict=True):
+        follow = CustomJS(
+            args={"other": x_ranges[other]},
+            code="if (other.start !== cb_obj.x0 || other.end !== cb_obj.x1) { other.start = cb_obj.x0; other.end = cb_obj.x1 }",
+        )
+        for name in group_plots(group):
+            figures[name].js_on_event(RangesUpdate, follow)
 
 
 # -- any world's streamed plots (the function platform's, the pod world's) ---------------------------------------------

@@ -234,21 +234,25 @@ def fault_markers(faults: pd.DataFrame, named: bool = False) -> hv.Overlay:
 
 @dataclass(frozen=True)
 class TimePlot:
-    """One time plot: its title, y label and body function; :func:`time_plot` adds faults and the shared options."""
+    """One time plot: its title, y label and body function; :func:`time_plot` adds faults and the shared options.
+    ``group``: how often the live tab streams it (``primary``: every drawing round and at once after a control's change;
+    ``secondary``: on a slower cadence, never in the change's own frame; see :mod:`dashboard.liveplots`)."""
 
     title: str
     ylabel: str
     body: Callable[[pd.DataFrame, str], hv.Overlay]
+    group: str = "primary"
 
 
-#: The time plots, in display order (the live tab and the compare tab draw all of them).
+#: The time plots, in display order (the live tab and the compare tab draw all of them). The primary group is what a
+#: control of the autoscaler moves first (the queue, the band's plot, the workers); the others follow more slowly.
 TIME_PLOTS: dict[str, TimePlot] = {
     "queue": TimePlot("Queue length", "jobs", queue_body),
     "time_left": TimePlot("Drain time_left in its [MIN, MAX] band", "seconds", time_left_body),
     "workers": TimePlot("Workers by state", "VMs", workers_body),
-    "rates": TimePlot("Arrival and completion rates", "jobs / s", rates_body),
-    "waits": TimePlot("Wait-time percentiles", "seconds", waits_body),
-    "vm_hours": TimePlot("Cumulative VM-hours", "VM-hours", vm_hours_body),
+    "rates": TimePlot("Arrival and completion rates", "jobs / s", rates_body, group="secondary"),
+    "waits": TimePlot("Wait-time percentiles", "seconds", waits_body, group="secondary"),
+    "vm_hours": TimePlot("Cumulative VM-hours", "VM-hours", vm_hours_body, group="secondary"),
 }
 
 

@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pandas as pd
 
+#: Why a drawing round starts (:meth:`Tab.begin_round`): its period passed; a control's change is to be shown (what shows
+#: it first); everything is to be shown now (a pause, a step, a new run, a tab opened, a forced draw).
+ROUND_REASONS = ("period", "change", "all")
+
 if TYPE_CHECKING:
     from dashboard.context import AppContext
     from dashboard.session import LiveSession
@@ -34,6 +38,8 @@ class Tab(Protocol):
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None: ...
 
     def flush(self, now: float, budget: float = math.inf) -> bool: ...
+
+    def begin_round(self, reason: str) -> None: ...
 
     def restart_round(self) -> None: ...
 
@@ -67,6 +73,9 @@ class TabBase:
 
     def flush(self, now: float, budget: float = math.inf) -> bool:
         return True
+
+    def begin_round(self, reason: str) -> None:
+        return None
 
     def restart_round(self) -> None:
         return None

@@ -9,8 +9,10 @@ drawing round (one document update, one re-layout in the browser), and at once a
 
 A control's change does not wait for the next period: :meth:`TickLoop.mark_urgent` asks the shell for a tick at once
 (``tick_soon``), and that tick runs the engine on to the first sample recorded after the change (at most one sample
-interval ahead of the clock), so the plots show the new value in the frame it sends. The browser's cost is per frame
-(every plot of the tab re-rendered), so the plots follow at most every ``PLOT_EVERY`` seconds when nothing changed.
+interval ahead of the clock), so the plots show the new value in the frame it sends. A tab is told why a round starts
+(``begin_round``: its period, a control's change, or everything at once), so it can send first what shows a change
+(the live tab: its primary plots only). The browser's cost is per frame (every figure of a streamed source
+re-rendered), so the plots follow at most every ``PLOT_EVERY`` seconds when nothing changed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ DRAW_BUDGET = 0.05
 ENGINE_ALONE = 0.015
 #: Seconds between two KPI/header updates when nothing urgent happened.
 KPI_EVERY = 0.5
-#: Shortest wall seconds between two drawing rounds of a tab when nothing changed (each round re-renders every plot
-#: of the tab in the browser, ~50-150 ms of its main thread for the Live tab's six figures).
+#: Shortest wall seconds between two drawing rounds of a tab when nothing changed (each round re-renders the figures it
+#: streams into in the browser, ~50-150 ms of its main thread for six figures).
 PLOT_EVERY = 0.5
 
 
@@ -148,6 +150,7 @@ class TickLoop:
         if view is not None and spec is not None and (draw_plots or force):
             period = max(spec.flush_every, PLOT_EVERY, FLUSH_DUTY * self.flush_cost.get(title, 0.0))
             now_please = urgent and (fresh or force or self.urgent_any)
+            reason = "all" if force or (now_please and self.urgent_any) else "change" if now_please else "period"
             start = now_please or wall - self.flushed.get(title, 0.0) >= period
             if now_please and self.round_open.get(title):
                 view.restart_round()  # a change waits for no round in progress: its plots are drawn from the first again
@@ -155,6 +158,7 @@ class TickLoop:
             if start and not self.round_open.get(title):
                 self.round_open[title], self.round_cost[title] = True, 0.0
                 self.flushed[title] = wall
+                view.begin_round(reason)
                 started = True
                 self.drawn_sample = self.newest_sample
                 if self.drawn_sample > self.urgent_at or self.urgent_any or force:

@@ -1,7 +1,8 @@
 """The live views: ``pn.viewable.Viewer`` classes fed from the recorded tables.
 
-The time plots are Bokeh figures (:mod:`dashboard.liveplots`) over one ``ColumnDataSource`` per run: a flush
-streams only the rows recorded since the last one (``ColumnDataSource.stream`` with a rollover window), so a tick's
+The time plots are Bokeh figures (:mod:`dashboard.liveplots`) over a ``ColumnDataSource`` per run and group of plots
+(the live tab streams its secondary group less often: :class:`TimeSeriesView`): a flush streams only the rows
+recorded since the last one (``ColumnDataSource.stream`` with a rollover window), so a tick's
 drawing cost is proportional to what changed; the heatmaps are ``hv.Image`` s on numpy grids sent through a
 ``Pipe``. Views take new table rows with ``push`` (cheap: queued) and draw them with ``flush`` (the dashboard
 flushes only the tab on screen).
@@ -33,6 +34,7 @@ from dashboard.frames import (
     series_frame,
 )
 from dashboard.kpis import KpiTracker, world_view
+from dashboard.liveplots import GROUPS
 from dashboard.placement import PlacementTab, PlacementView, ScoreView
 from dashboard.tabs import TabBase
 
@@ -46,90 +48,118 @@ EVENTS_EVERY = 1.0
 HEATMAP_COLUMNS = 120
 #: Fault markers kept per run.
 FAULTS_KEPT = 200
+#: The live tab streams its secondary plots (rates, waits, VM-hours) in one drawing round of this many (about every
+#: 2 s at ``ticker.PLOT_EVERY``), in a frame of their own: a frame repaints three figures, not six.
+SECONDARY_EVERY = 4
 
 
 class RunStreams:
-    """One run's rows on screen: a :class:`~bokeh.models.ColumnDataSource` of its series (shared by every time plot, so
-    they all end at the same time) and one of its faults, both bounded; rows are queued by :meth:`push` and streamed
-    (only the new ones) by :meth:`flush`."""
+    """One run's rows on screen: per group of time plots (:data:`~dashboard.liveplots.GROUPS`) a bounded
+    :class:`~bokeh.models.ColumnDataSource` of its plots' columns and one of its faults. :meth:`push` queues rows for
+    every group, :meth:`flush` streams (only the new ones) into the groups asked for: the plots of a group end at the
+    same time, and all of them do once every group is flushed."""
 
     def __init__(self, window: int = WINDOW):
-        self.source = ColumnDataSource(liveplots.empty_series_data())
-        self.faults = ColumnDataSource(liveplots.empty_fault_data())
-        self._pending: list[pd.DataFrame] = []
-        self._pending_faults: list[pd.DataFrame] = []
         self.window = window
+        self.sources = {g: ColumnDataSource(liveplots.empty_series_data(liveplots.group_columns(g))) for g in GROUPS}
+        self.faults = {g: ColumnDataSource(liveplots.empty_fault_data()) for g in GROUPS}
+        self._pending: dict[str, list[pd.DataFrame]] = {g: [] for g in GROUPS}
+        self._pending_faults: dict[str, list[pd.DataFrame]] = {g: [] for g in GROUPS}
+
+    @property
+    def source(self) -> ColumnDataSource:
+        """The primary group's source (the band's plot among them)."""
+        return self.sources[GROUPS[0]]
 
     def push(self, series: pd.DataFrame, faults: pd.DataFrame) -> None:
-        if len(series):
-            self._pending.append(series)
-            if len(self._pending) > 8 and sum(len(p) for p in self._pending) > 2 * self.window:  # off screen: what the window shows
-                self._pending = [pd.concat(self._pending, ignore_index=True).iloc[-self.window :]]
-        if len(faults):
-            self._pending_faults.append(faults)
+        for group in GROUPS:
+            pending = self._pending[group]
+            if len(series):
+                pending.append(series)
+                if len(pending) > 8 and sum(len(p) for p in pending) > 2 * self.window:  # off screen: what the window shows
+                    self._pending[group] = [pd.concat(pending, ignore_index=True).iloc[-self.window :]]
+            if len(faults):
+                self._pending_faults[group].append(faults)
 
     def clear(self) -> None:
         """Drop every row: queued and shown (the plots show nothing until new rows come)."""
-        self._pending, self._pending_faults = [], []
-        if len(self.source.data.get("time", ())):
-            self.source.data = liveplots.empty_series_data()
-        if len(self.faults.data.get("time", ())):
-            self.faults.data = liveplots.empty_fault_data()
+        for group in GROUPS:
+            self._pending[group], self._pending_faults[group] = [], []
+            source, faults = self.sources[group], self.faults[group]
+            if len(source.data.get("time", ())):
+                source.data = liveplots.empty_series_data(list(source.data))
+            if len(faults.data.get("time", ())):
+                faults.data = liveplots.empty_fault_data()
 
-    def pending(self) -> bool:
-        return bool(self._pending or self._pending_faults)
+    def pending(self, group: str | None = None) -> bool:
+        """Rows queued and not streamed yet (of ``group``; None: of any group)."""
+        return any(self._pending[g] or self._pending_faults[g] for g in ([group] if group else GROUPS))
 
-    def flush(self) -> bool:
-        """Stream the queued rows (only those) to the browser; False if none were queued."""
-        sent = False
-        if self._pending:
-            new = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 else self._pending[0]
-            self._pending = []
-            new = new.iloc[-self.window :]
-            liveplots.stream_or_set(self.source, {c: new[c].to_numpy() for c in SERIES_COLUMNS}, self.window)
-            sent = True
-        if self._pending_faults:
-            new = pd.concat(self._pending_faults, ignore_index=True).iloc[-FAULTS_KEPT:]
-            self._pending_faults = []
-            data = {"time": new["time"].to_numpy(dtype=float), "fault": new["fault"].to_numpy(dtype=object), "y": np.zeros(len(new))}
-            liveplots.stream_or_set(self.faults, data, FAULTS_KEPT)
-            sent = True
+    def flush(self, groups: tuple[str, ...] = GROUPS) -> list[str]:
+        """Stream the queued rows (only those) of ``groups`` to the browser; the groups that had any."""
+        sent = []
+        for group in groups:
+            if self._pending[group]:
+                pending, self._pending[group] = self._pending[group], []
+                new = (pd.concat(pending, ignore_index=True) if len(pending) > 1 else pending[0]).iloc[-self.window :]
+                source = self.sources[group]
+                liveplots.stream_or_set(source, {c: new[c].to_numpy() for c in source.data}, self.window)
+                sent.append(group)
+            if self._pending_faults[group]:
+                new = pd.concat(self._pending_faults[group], ignore_index=True).iloc[-FAULTS_KEPT:]
+                self._pending_faults[group] = []
+                data = {"time": new["time"].to_numpy(dtype=float), "fault": new["fault"].to_numpy(dtype=object), "y": np.zeros(len(new))}
+                liveplots.stream_or_set(self.faults[group], data, FAULTS_KEPT)
+                sent += [] if group in sent else [group]
         return sent
 
-    def frame(self) -> pd.DataFrame:
-        """The series rows on screen, as a DataFrame."""
-        return pd.DataFrame({c: np.asarray(self.source.data[c]) for c in SERIES_COLUMNS})
+    def frame(self, group: str | None = None) -> pd.DataFrame:
+        """The series rows on screen, as a DataFrame (of ``group``; None: every group's columns, joined on time)."""
+        frames = [pd.DataFrame({c: np.asarray(v) for c, v in self.sources[g].data.items()}) for g in ([group] if group else GROUPS)]
+        joined = frames[0]
+        for other in frames[1:]:
+            joined = joined.merge(other, on="time", how="outer", sort=True)
+        return joined if group else joined.reindex(columns=SERIES_COLUMNS)
 
-    def rows(self) -> int:
-        """Series rows currently held."""
-        return len(self.source.data["time"])
+    def rows(self, group: str = GROUPS[0]) -> int:
+        """Series rows currently held (by ``group``'s source)."""
+        return len(self.sources[group].data["time"])
 
 
 class TimeSeriesView(pn.viewable.Viewer):
     """The time plots of one run (``runs=("live",)``) or of two overlaid (``("A", "B")``), on one bounded window.
 
-    Bokeh figures (:mod:`dashboard.liveplots`) in ``pn.pane.Bokeh`` panes, over one source per run: a flush streams
-    the rows queued since the last one, into every plot at once, and fits the axes to what is held.
+    Bokeh figures (:mod:`dashboard.liveplots`) in ``pn.pane.Bokeh`` panes, over a source per run and group of plots:
+    a flush streams the rows queued since the last one and fits the axes to what is held. With ``secondary_every`` >
+    1 the secondary group is streamed in one drawing round of that many (and in a round whose primary plots had nothing
+    new: a paused run), in a frame of its own (the tick after the primary's), never in a round a control's change
+    started (:meth:`begin_round`); a round that must show everything (a pause, a step, a new run, a forced draw) streams
+    every group at once, so that every plot ends at the same time.
     """
 
-    def __init__(self, runs: tuple[str, ...] = ("live",), prefix: str = "ts", window: int = WINDOW):
+    def __init__(self, runs: tuple[str, ...] = ("live",), prefix: str = "ts", window: int = WINDOW, secondary_every: int = 1):
         super().__init__()
         self.runs = runs
         self.prefix = prefix
         self.window = window
+        self.secondary_every = secondary_every
         self.streams = {run: RunStreams(window) for run in runs}
-        self.plots = liveplots.live_figures({r: st.source for r, st in self.streams.items()}, self.streams[runs[0]].faults, prefix)
+        self.plots = liveplots.live_figures({r: st.sources for r, st in self.streams.items()}, self.streams[runs[0]].faults, prefix)
         self.panes = {
             name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT) for name, fig in self.plots.figures.items()
         }
         self.layout = pn.GridBox(*self.panes.values(), ncols=2, sizing_mode="stretch_width")
+        self._reason = "period"  # why the drawing round in progress started (see dashboard.tabs.ROUND_REASONS)
+        self._rounds = 0  # periodic rounds since the secondary group was last streamed
+        self._secondary_next = False  # the next flush (the round's second tick) streams the secondary group
 
     def clear(self) -> None:
         """Empty every plot for a new run (reset, replay, scenario switch), and its axes with it: the plots stay, their
         data goes (in the same held update as the new run's first rows)."""
         for streams in self.streams.values():
             streams.clear()
-        self.plots.fit({r: st.source for r, st in self.streams.items()})
+        self._secondary_next = False
+        self.plots.fit({r: st.sources for r, st in self.streams.items()})
         self.plots.show_faults(False)
 
     def push(self, run: str, samples: pd.DataFrame, events: pd.DataFrame, sample_interval: float) -> None:
@@ -137,19 +167,52 @@ class TimeSeriesView(pn.viewable.Viewer):
         faults = fault_frame(events if len(events) and (events["kind"] == "fault").any() else pd.DataFrame())
         self.streams[run].push(series_frame(samples, sample_interval) if len(samples) else empty_series(), faults)
 
+    def begin_round(self, reason: str) -> None:
+        """A drawing round starts (``reason``: see :data:`dashboard.tabs.ROUND_REASONS`)."""
+        self._reason = reason
+        self._secondary_next = False
+
     def flush(self, budget: float = math.inf) -> bool:
-        """Stream every run's queued rows into the plots and fit the axes (cheap: proportional to the new rows, so
-        ``budget`` is not needed); True (the round is complete)."""
-        if any([st.flush() for st in self.streams.values()]):
-            self.plots.fit({r: st.source for r, st in self.streams.items()})
-            self.plots.show_faults(len(self.streams[self.runs[0]].faults.data["time"]) > 0)
-        return True
+        """Stream queued rows into the plots of the groups due (see the class docs) and fit their axes (cheap:
+        proportional to the new rows, so ``budget`` is not needed); True when the round is complete."""
+        primary, secondary = GROUPS
+        reason, self._reason = self._reason, "period"
+        if self._secondary_next:  # the round's second tick
+            self._secondary_next = False
+            self._stream((secondary,))
+            return True
+        if budget == math.inf or reason == "all" or self.secondary_every <= 1:
+            self._stream(GROUPS)
+            return True
+        drew = self._stream((primary,))
+        if reason == "change":
+            return True
+        self._rounds += 1
+        if self._rounds >= self.secondary_every or not drew:
+            self._rounds = 0
+            if not drew:
+                self._stream((secondary,))
+                return True
+            self._secondary_next = any(st.pending(secondary) for st in self.streams.values())
+        return not self._secondary_next
+
+    def _stream(self, groups: tuple[str, ...]) -> bool:
+        """Stream ``groups``' queued rows and fit their axes; True if any were streamed."""
+        sent = {g for st in self.streams.values() for g in st.flush(groups)}
+        if sent:
+            self.plots.fit({r: st.sources for r, st in self.streams.items()}, [g for g in GROUPS if g in sent])
+            self.plots.show_faults(len(self.streams[self.runs[0]].faults[GROUPS[0]].data["time"]) > 0)
+        return bool(sent)
 
     def restart_round(self) -> None:
-        """Nothing to restart: a flush draws everything queued."""
+        """A change interrupts the round: the secondary group waits for the next periodic round."""
+        if self._secondary_next:
+            self._secondary_next = False
+            self._rounds = self.secondary_every
 
     def end_times(self) -> dict[str, float]:
-        """The simulated time each plot ends at (its x range's end): the same for all of them."""
+        """The simulated time each plot ends at (its x range's end): the same within a group, and for all of them
+        once every group is flushed (a paused run)."""
         return {name: float(fig.x_range.end) for name, fig in self.plots.figures.items()}
 
     @property
@@ -323,7 +386,7 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
         super().__init__()
         self.run = run
         self.sample_interval = sample_interval
-        self.series = TimeSeriesView((run,))
+        self.series = TimeSeriesView((run,), secondary_every=SECONDARY_EVERY)
         self.events = EventLog()
         self._events_at = 0.0
         self._layout = pn.Column(self.series, pn.pane.Markdown("### Event log"), self.events, sizing_mode="stretch_width")
@@ -342,6 +405,9 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
             self._events_at = wall
             self.events.flush()
         return done
+
+    def begin_round(self, reason: str) -> None:
+        self.series.begin_round(reason)
 
     def restart_round(self) -> None:
         self.series.restart_round()

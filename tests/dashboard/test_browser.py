@@ -31,6 +31,15 @@ JS_PLOTS = """prefix => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) 
       return {glyph: r.glyph.type, fault: 'fault' in data || r.glyph.type === 'VSpan', x: Array.from(x)}; });
   }
   return out; }"""
+#: JS: per figure named ``prefix...``: its x range's end and the newest time of its curves (not its fault markers).
+JS_ENDS = """prefix => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return {}; const out = {};
+  for (const m of d._all_models.values()) {
+    if (!m.name || !m.name.startsWith(prefix) || !m.renderers || !m.x_range) continue;
+    const ends = [m.x_range.end];
+    for (const r of m.renderers) { const data = r.data_source && r.data_source.data;
+      if (data && data.time && data.time.length && !('fault' in data)) ends.push(data.time[data.time.length - 1]); }
+    out[m.name] = ends; }
+  return out; }"""
 #: JS: the title of a named figure.
 JS_TITLE = """name => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return null;
   for (const m of d._all_models.values()) if (m.name === name) return m.title ? m.title.text : ''; return null; }"""
@@ -293,9 +302,31 @@ def test_crashing_the_master_leads_to_a_visible_recovery_marked_on_every_time_pl
     expect(page.locator(".kpi-alarm[data-kpi=master_state]").first).to_be_visible(timeout=WAIT)
     expect(master).to_have_text("ACTIVE/RUNNING", timeout=WAIT)
     assert (d.session.sim.events()["command"] == "master_crash").any()
-    plots = served.plots("ts-")
-    for name in TIME_PLOTS:
-        assert any(r["glyph"] == "VSpan" and len(r["x"]) >= 1 for r in plots[name]), f"{name} has no fault marker"
+
+    def every_plot_marks_it() -> None:  # the secondary plots (rates, waits, VM-hours) follow within a few drawing rounds
+        plots = served.plots("ts-")
+        for name in TIME_PLOTS:
+            assert any(r["glyph"] == "VSpan" and len(r["x"]) >= 1 for r in plots[name]), f"{name} has no fault marker"
+
+    wait_until(every_plot_marks_it, page, timeout=WAIT)
+
+
+def test_after_pause_all_six_live_plots_end_at_the_same_time_in_the_page(served):
+    """Playing, the secondary plots follow the primary ones on a slower cadence; paused, every plot ends at the run's
+    last sample (its x range and every curve)."""
+    page, d = served.page, served.dashboard
+    d.session.speed = 600.0
+    served.wait_for_data(TIME_PLOTS)
+    served.button("Pause").click()
+    expect(served.button("Play")).to_be_visible(timeout=WAIT)
+
+    def all_end_at_the_last_sample() -> None:
+        last = float(d.views.streams["live"].frame()["time"].iloc[-1])
+        ends = page.evaluate(JS_ENDS, "ts-")
+        assert set(ends) == set(TIME_PLOTS), ends
+        assert {t for both in ends.values() for t in both} == {last}, (last, ends)
+
+    wait_until(all_end_at_the_last_sample, page, timeout=WAIT)
 
 
 def test_lowering_max_workers_caps_active_workers_in_engine_and_on_screen(served):

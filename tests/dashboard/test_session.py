@@ -239,18 +239,19 @@ def test_the_live_time_plots_are_bokeh_figures_over_streamed_sources_and_the_hea
     import panel as pn
     from bokeh.models import ColumnDataSource
 
+    from dashboard.plots import TIME_PLOTS
     from dashboard.ui import Dashboard
 
     d = ticked(Dashboard(clustered), 2)
     d.show_tab("Placement")  # built when first shown, with the rows so far
     ticked(d, 1)
     d.compare.rebuild()
-    for view in (d.views, d.compare.views):  # each time plot: a Bokeh figure over one bounded source per run
+    for view in (d.views, d.compare.views):  # each time plot: a Bokeh figure over one bounded source per run (and group)
         assert len(view.panes) == 6
-        for pane in view.panes.values():
+        for name, pane in view.panes.items():
             assert isinstance(pane, pn.pane.Bokeh)
             sources = {r.data_source for r in pane.object.renderers}
-            assert {st.source for st in view.streams.values()} <= sources
+            assert {st.sources[TIME_PLOTS[name].group] for st in view.streams.values()} <= sources
             assert all(isinstance(src, ColumnDataSource) for src in sources)
     for view in (d.placement, d.scores):  # the heatmaps: one Bokeh figure each, made once, an image source drawn into
         assert isinstance(view.plot, pn.pane.Bokeh) and view.plot.object is view.heat.figure
