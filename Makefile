@@ -14,7 +14,7 @@ serve: setup
 	@echo "scalelab dashboard: http://$(HOST):$(PORT)/app  (Ctrl-C stops it)"
 	$(PY) -m panel serve dashboard/app.py --address $(HOST) --port $(PORT) \
 	  --allow-websocket-origin $(HOST):$(PORT) --allow-websocket-origin localhost:$(PORT) \
-	  --check-unused-sessions 1000 --unused-session-lifetime 15000
+	  --check-unused-sessions 1000 --unused-session-lifetime 60000
 
 ## Run one scenario headless and print its summary
 run: setup

@@ -113,10 +113,11 @@ def served(page, caplog):
         made.append(d)
         return d.page()
 
-    # the flags of `make serve`: a session whose browser never connects is dropped after 15 s
-    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=15000)
+    # the flags of `make serve`: a session whose browser never connects is dropped after 60 s
+    messages, port = serve_component(page, app, check_unused_sessions_milliseconds=1000, unused_session_lifetime_milliseconds=60000)
     served = Served(page, made, messages, port, requests, caplog)
     served.wait_for_data(["ts-queue"])
+    assert len(made) == 1, f"{len(made)} sessions were made for one page (a dropped session was remade)"
     served.dashboard = made[0]
     yield served
     stop_servers()  # first: no tick can then run while the sessions are stopped from this thread
