@@ -51,7 +51,7 @@ from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import PRIORITY_TABLE, PriorityWeights
-from engine.scheduling.scan_order import PriorityResult, ScanScores
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,7 +292,7 @@ class PlacementService:
         number = self._decisions
         self._decisions += 1
         if self.history > 0:  # computed only if read before the newest ``history`` decisions have moved past it
-            frozen = _frozen(decision)
+            frozen = frozen_decision(decision)
             rows = len(frozen.node_names) * max(1, len(frozen.priorities))
             self.recorder.extend_later("breakdowns", rows, lambda: {"decision": np.full(rows, number), **frozen.breakdown_columns()})
         if decision.node is None:
@@ -462,14 +462,18 @@ class PlacementService:
         return self.cluster.pods.copy()
 
 
-def _frozen(decision: PlacementDecision) -> PlacementDecision:
+def frozen_decision(decision: PlacementDecision) -> PlacementDecision:
     """``decision`` with its own copies of the arrays a breakdown reads (a priority or predicate may hand out an array
     it keeps updating), so that its breakdown computed later is the one of the moment it was made."""
     scores = decision.scores
-    priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
+    if isinstance(scores, EveryNodeScores):  # its scan order and deferred priorities are made when the breakdown is read
+        frozen: ScanScores | EveryNodeScores = scores.frozen()
+    else:
+        priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
+        frozen = ScanScores(np.array(scores.nodes), np.array(scores.total), priorities)
     return replace(
         decision,
-        scores=ScanScores(np.array(scores.nodes), np.array(scores.total), priorities),
+        scores=frozen,
         predicate_masks=[(name, np.array(mask)) for name, mask in decision.predicate_masks],
     )  # node_names: the cluster's list, fixed when it is built
 
