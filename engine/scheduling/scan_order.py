@@ -114,6 +114,10 @@ class ScanScores:
     total: np.ndarray
     priorities: list[PriorityResult]
 
+    @property
+    def priority_count(self) -> int:
+        return len(self.priorities)
+
 
 Deferred = tuple["ClusterAt", "Pod", dict[int, "Priority"]]  # the cluster at the decision, the pod, priority by position
 
@@ -135,6 +139,11 @@ class EveryNodeScores:
     ):
         self._passes, self._start, self._total, self._priorities = passes, start, total, priorities  # (name, weight, raw, score)
         self._deferred = deferred
+
+    @property
+    def priority_count(self) -> int:
+        """How many priorities :attr:`priorities` holds (without scoring the deferred ones)."""
+        return len(self._priorities)
 
     def frozen(self) -> EveryNodeScores:
         """The same scores on copies of the arrays (a priority may hand out an array it keeps updating)."""

@@ -36,6 +36,7 @@ parameters take effect only when a new service is built.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
@@ -293,7 +294,7 @@ class PlacementService:
         self._decisions += 1
         if self.history > 0:  # computed only if read before the newest ``history`` decisions have moved past it
             frozen = frozen_decision(decision)
-            rows = len(frozen.node_names) * max(1, len(frozen.priorities))
+            rows = len(frozen.node_names) * max(1, frozen.scores.priority_count)
             self.recorder.extend_later("breakdowns", rows, lambda: {"decision": np.full(rows, number), **frozen.breakdown_columns()})
         if decision.node is None:
             self._row(now, "pending", vm_id, pod, decision=decision, number=number)
@@ -471,11 +472,10 @@ def frozen_decision(decision: PlacementDecision) -> PlacementDecision:
     else:
         priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
         frozen = ScanScores(np.array(scores.nodes), np.array(scores.total), priorities)
-    return replace(
-        decision,
-        scores=frozen,
-        predicate_masks=[(name, np.array(mask)) for name, mask in decision.predicate_masks],
-    )  # node_names: the cluster's list, fixed when it is built
+    out = copy.copy(decision)  # node_names: the cluster's list, fixed when it is built
+    out.scores = frozen
+    out.predicate_masks = [(name, np.array(mask)) for name, mask in decision.predicate_masks]
+    return out
 
 
 def _same_spec(a: Pod, b: Pod) -> bool:
