@@ -192,6 +192,7 @@ class PlacementService:
         for spec in (NODES, PLACEMENTS, breakdowns_spec(history, self.cluster.n)):
             if spec.name not in self.recorder:
                 self.recorder.declare(spec)
+        self._add_placement = self.recorder.appender("placements")
         self._record_nodes()
 
     # -- recording -------------------------------------------------------------------------------------
@@ -233,35 +234,31 @@ class PlacementService:
         devices: tuple[int, ...] | None = None,
     ) -> int:
         count, milli = pod.gpu_devices
-        self.last_row = self.recorder.append(
-            "placements",
-            {
-                "time": now,
-                "action": action,
-                "pod": pod.name,
-                "owner": owner,
-                "node": None if node is None else self.cluster.names[node],
-                "node_index": node,
-                "feasible": None if decision is None else decision.feasible,
-                "score": None if placement is None else placement[4],
-                "pull_s": None if placement is None else placement[5],
-                "schedule_s": None
-                if decision is None
-                else placement[6]
-                if placement is not None
-                else self.scheduler.cost_seconds(decision),
-                "speed": None if placement is None else placement[7],
-                "storage_s": None if placement is None else placement[8],
-                "cpu_millis": pod.cpu_millis,
-                "memory": pod.memory,
-                "gpus": float(pod.gpus),
-                "gpu_count": count,
-                "gpu_milli": milli,
-                "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else self._mode_label(),
-                "decision": number,
-            },
+        self._add_placement(  # in PLACEMENTS' column order
+            (
+                now,
+                action,
+                pod.name,
+                owner,
+                None if node is None else self.cluster.names[node],
+                node,
+                None if decision is None else decision.feasible,
+                None if placement is None else placement[4],
+                None if placement is None else placement[5],
+                None if decision is None else placement[6] if placement is not None else self.scheduler.cost_seconds(decision),
+                None if placement is None else placement[7],
+                None if placement is None else placement[8],
+                pod.cpu_millis,
+                pod.memory,
+                float(pod.gpus),
+                count,
+                milli,
+                None if devices is None else sum(1 << d for d in devices),
+                None if decision is None else self._mode_label(),
+                number,
+            )
         )
+        self.last_row = self.recorder.count("placements") - 1
         return self.last_row
 
     def _mode_label(self) -> str:
