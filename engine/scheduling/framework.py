@@ -84,6 +84,9 @@ class SchedulerSettings:
     extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
 
 
+SNAPSHOT_BYTES = 1 << 18  # columns copied for the deferred priorities of an explained decision, at most (~10 us)
+
+
 class _Weighted:
     """The priorities scored with and their weights (:meth:`Scheduler.weighted`), and how a decision may score them:
     ``later``, the zero-weight priorities an explained decision defers (position -> priority: :attr:`Priority.reads`
@@ -383,7 +386,7 @@ class Scheduler:
         start = self.start_index
         wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
         weighted = self.weighted()
-        if mode == "skippy" and settings.gpu_policy == "weighted" and self._weighted.every_node:
+        if mode == "skippy" and settings.gpu_policy == "weighted" and self._weighted.every_node and self._may_defer():
             feasible = int(np.count_nonzero(passes))
             if feasible <= wanted:  # every feasible node is scored: score them in cluster order, no gathers
                 return self._decide_every_node(pod, bind, passes, feasible, weighted, masks)
@@ -426,6 +429,12 @@ class Scheduler:
             node, best = int(nodes[pick]), float(total[pick])
             devices = policy.devices(gpu_ctx, node) if policy is not None else cluster.default_devices(pod, node)
         return self._decision(pod, bind, node, best, devices, len(nodes), ScanScores(nodes, total, results), masks, start)
+
+    def _may_defer(self) -> bool:
+        """Whether the columns the deferred priorities read are small enough to copy at every decision (a large
+        cluster with many images: those priorities are scored at the decision, by the scan, as without deferral)."""
+        reads = self._weighted.reads  # type: ignore[union-attr]
+        return not reads or sum(getattr(self.cluster, name).nbytes for name in reads) <= SNAPSHOT_BYTES
 
     def _decide_every_node(
         self,
