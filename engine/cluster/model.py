@@ -20,7 +20,7 @@ Labels follow Skippy (``locality.skippy.io/type``, ``capability.skippy.io/*``, `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -175,6 +175,15 @@ class Cluster:
             codes = self.label_codes.get(key)
             self._mask_cache[k] = np.zeros(self.n, dtype=bool) if codes is None else codes == self.label_code(key, value)
         return self._mask_cache[k]
+
+    def label_mask(self, key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """A node mask that depends on node labels alone (a pod's node affinity), cached under ``key`` as
+        :meth:`label_equals` is; read-only (callers share it)."""
+        mask = self._mask_cache.get(key)
+        if mask is None:
+            mask = self._mask_cache[key] = compute()
+            mask.flags.writeable = False
+        return mask
 
     def label_column(self, key: str, missing: str = "") -> np.ndarray:
         """Values of label ``key`` as an object array (for tables, not hot paths)."""

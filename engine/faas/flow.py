@@ -37,6 +37,7 @@ the dispatch loops and the gateway are in :mod:`engine.faas.dispatch`, what scal
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
 from heapq import heappop, heappush
@@ -92,6 +93,7 @@ class RequestFlow(Dispatch, Observations):
         self._seq = 0
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
+        self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads
         self.next_id = 0
         #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
         #: not by a timer of their own, so a stretch without requests costs no event per sample.
@@ -139,6 +141,24 @@ class RequestFlow(Dispatch, Observations):
     def pod(self, rt: FunctionRuntime, image: str, rid: int) -> Pod:
         """The pod of a replica of ``rt`` with ``image``: its requests, accelerator, where the image and simulator can run."""
         spec = rt.spec
+        devices = self._runs_on.get((rt.sim, image))
+        if devices is None:
+            devices = tuple(sorted({str(d) for d in self.devices if rt.sim.can_run(str(d), image)}))
+            if type(rt.sim) in _FIXED_CAN_RUN:  # a plugin's can_run may read live parameters: asked every time
+                self._runs_on[(rt.sim, image)] = devices
+        memory = int((rt.trace.memory_mib if rt.trace is not None and rt.trace.memory_mib else spec.memory_mib) * MiB)
+        # one pod per function, image and the live parameters it reads; a replica's is a copy with its own name
+        key = (rt.key, image, devices, spec.cpu_millis, memory, spec.gpus, spec.data_in_mib > 0, spec.data_out_mib > 0)
+        template = self._pod_templates.get(key)
+        if template is None:
+            template = self._pod_templates[key] = self._new_pod(rt, image, devices, memory)
+        pod = copy.copy(template)  # the Pod's cached sums and split come along
+        object.__setattr__(pod, "name", f"{rt.name}-{rid}")  # a frozen dataclass: this copy is not shared yet
+        return pod
+
+    def _new_pod(self, rt: FunctionRuntime, image: str, devices: tuple[str, ...], memory: int) -> Pod:
+        """The pod :meth:`pod` copies, without a name."""
+        spec = rt.spec
         gpu = image.endswith("-gpu")
         tpu = image.endswith("-tpu")
         labels: dict[str, str] = {}
@@ -151,14 +171,8 @@ class RequestFlow(Dispatch, Observations):
         if spec.data_out_mib > 0:
             labels[SENDS_TO] = f"{DATA_BUCKET}/{rt.key}-out"
         archs = tuple(sorted(self.m.image_sizes.get(image, {})))
-        devices = self._runs_on.get((rt.sim, image))
-        if devices is None:
-            devices = tuple(sorted({str(d) for d in self.devices if rt.sim.can_run(str(d), image)}))
-            if type(rt.sim) in _FIXED_CAN_RUN:  # a plugin's can_run may read live parameters: asked every time
-                self._runs_on[(rt.sim, image)] = devices
-        memory = int((rt.trace.memory_mib if rt.trace is not None and rt.trace.memory_mib else spec.memory_mib) * MiB)
         return Pod(
-            name=f"{rt.name}-{rid}",
+            name="",
             containers=(Container(image, spec.cpu_millis, memory),),
             labels=labels,
             gpus=float(spec.gpus) if gpu else 0.0,

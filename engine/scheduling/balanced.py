@@ -53,6 +53,7 @@ class BalancedAllocation(Priority):
 
     name = "BalancedAllocation"
     key = "balanced_allocation"
+    reads = ("cpu_free", "memory_free")
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         if not ctx.skippy:

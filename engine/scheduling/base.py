@@ -70,6 +70,10 @@ class Priority:
     name: ClassVar[str]
     key: ClassVar[str]
     every_node: ClassVar[bool] = False
+    #: The cluster columns that change as pods come and go which ``raw`` and ``normalize`` read (the rest they read
+    #: never changes). Set, with integer scores: at zero weight it moves no total, so an explained decision computes it
+    #: only when its breakdown is read, from copies of these columns taken at the decision (:class:`ClusterAt`).
+    reads: ClassVar[tuple[str, ...] | None] = None
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         """Raw value per scored node (a score for map-only priorities, a time or a count otherwise)."""
@@ -78,6 +82,18 @@ class Priority:
     def normalize(self, ctx: ScoringContext, raw: np.ndarray) -> np.ndarray:
         """Scores on the mode's scale; map-only priorities return ``raw`` unchanged."""
         return raw
+
+
+class ClusterAt:
+    """A cluster as it was when made: copies of the named (changing) columns, everything else read from the cluster."""
+
+    def __init__(self, cluster: Cluster, columns: tuple[str, ...]):
+        self._cluster = cluster
+        for name in columns:
+            setattr(self, name, getattr(cluster, name).copy())
+
+    def __getattr__(self, name: str):  # only for what was not copied
+        return getattr(self._cluster, name)
 
 
 class Predicate:

@@ -51,7 +51,7 @@ import numpy as np
 from engine.cluster.fragmentation import FragmentationTracker, TargetWorkload, target_workload
 from engine.cluster.model import Cluster, Pod
 from engine.core.params import tunable_names
-from engine.scheduling.base import EVERY_NODE, Predicate, Priority, ScoringContext, zero_scores
+from engine.scheduling.base import EVERY_NODE, ClusterAt, Predicate, Priority, ScoringContext, zero_scores
 from engine.scheduling.fgd import FgdPolicy
 from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
 from engine.scheduling.kube_profiles import profile_scoring
@@ -82,6 +82,23 @@ class SchedulerSettings:
     schedule_fixed_cost: float
     schedule_cost_per_node: float
     extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
+
+
+SNAPSHOT_BYTES = 1 << 18  # columns copied for the deferred priorities of an explained decision, at most (~10 us)
+
+
+class _Weighted:
+    """The priorities scored with and their weights (:meth:`Scheduler.weighted`), and how a decision may score them:
+    ``later``, the zero-weight priorities an explained decision defers (position -> priority: :attr:`Priority.reads`
+    set), ``reads`` the columns they read, ``every_node`` whether all the others take :data:`EVERY_NODE`."""
+
+    __slots__ = ("settings", "explain", "pairs", "later", "reads", "every_node")
+
+    def __init__(self, settings: SchedulerSettings, explain: bool, pairs: tuple[tuple[Priority, float], ...]):
+        self.settings, self.explain, self.pairs = settings, explain, pairs
+        self.later = {i: p for i, (p, weight) in enumerate(pairs) if explain and weight == 0 and p.reads is not None}
+        self.reads = tuple(dict.fromkeys(name for p in self.later.values() for name in p.reads or ()))
+        self.every_node = all(p.every_node for i, (p, _) in enumerate(pairs) if i not in self.later)
 
 
 def feasible_nodes_to_find(n: int, percentage: int, mode: str) -> int:
@@ -219,7 +236,7 @@ class Scheduler:
         self._default_predicates = {flag: default_predicates(flag) for flag in (True, False)}
         self._extra_predicates: dict[str, Predicate] = {}  # plugin predicates, one instance each
         self._settings: SchedulerSettings | None = None  # snapshot of params, refreshed when any of them changes
-        self._weighted: tuple | None = None  # (settings, explain, (priority, weight) pairs, all of them every_node)
+        self._weighted: _Weighted | None = None  # weighted(), read once per params snapshot
         self._step: tuple = (None, False, None)  # (settings, explain, the fused Skippy step or None)
         self._steps: dict[bool, SkippyStep] = {}  # per avoid_storage_nodes: the step over those default predicates
         order_rng, self.policy_rng = (rng or np.random.default_rng(0)).spawn(2)
@@ -312,14 +329,14 @@ class Scheduler:
         """The priorities scored with and their weights, in the order the sum adds them (zero weights left out unless
         ``explain``, which computes a built-in's scores too)."""
         settings = self.settings()
-        if self._weighted is None or self._weighted[0] is not settings or self._weighted[1] != self.explain:
+        if self._weighted is None or self._weighted.settings is not settings or self._weighted.explain != self.explain:
             pairs = tuple(
                 (priority, weight)
                 for priority, weight in zip(self.scoring, settings.weights, strict=True)
                 if weight != 0 or (self.explain and priority.key not in self._silent)
             )
-            self._weighted = (settings, self.explain, pairs, all(priority.every_node for priority, _ in pairs))
-        return self._weighted[2]
+            self._weighted = _Weighted(settings, self.explain, pairs)
+        return self._weighted.pairs
 
     def skippy_step(self) -> SkippyStep | None:
         """The fused step (:mod:`.skippy_step`) when the configuration is exactly Skippy's default, else None (read
@@ -369,7 +386,7 @@ class Scheduler:
         start = self.start_index
         wanted = feasible_nodes_to_find(n, settings.percentage_of_nodes_to_score, mode)
         weighted = self.weighted()
-        if mode == "skippy" and settings.gpu_policy == "weighted" and self._weighted[3]:
+        if mode == "skippy" and settings.gpu_policy == "weighted" and self._weighted.every_node and self._may_defer():
             feasible = int(np.count_nonzero(passes))
             if feasible <= wanted:  # every feasible node is scored: score them in cluster order, no gathers
                 return self._decide_every_node(pod, bind, passes, feasible, weighted, masks)
@@ -413,6 +430,12 @@ class Scheduler:
             devices = policy.devices(gpu_ctx, node) if policy is not None else cluster.default_devices(pod, node)
         return self._decision(pod, bind, node, best, devices, len(nodes), ScanScores(nodes, total, results), masks, start)
 
+    def _may_defer(self) -> bool:
+        """Whether the columns the deferred priorities read are small enough to copy at every decision (a large
+        cluster with many images: those priorities are scored at the decision, by the scan, as without deferral)."""
+        reads = self._weighted.reads  # type: ignore[union-attr]
+        return not reads or sum(getattr(self.cluster, name).nbytes for name in reads) <= SNAPSHOT_BYTES
+
     def _decide_every_node(
         self,
         pod: Pod,
@@ -433,7 +456,11 @@ class Scheduler:
         owned = False  # total is this decision's own float array: later priorities add into it in place
         results = []
         nothing = zero_scores(cluster.n)
-        for priority, weight in weighted:
+        later = self._weighted.later  # explain's zero-weight priorities computed when the breakdown is read
+        for i, (priority, weight) in enumerate(weighted):
+            if i in later:
+                results.append((priority.name, weight, None, None))
+                continue
             raw = priority.raw(ctx)
             score = priority.normalize(ctx, raw)
             if score is nothing:  # adding zeros changes no total
@@ -450,7 +477,8 @@ class Scheduler:
         if total is None:
             total = np.zeros(cluster.n)
         node = first_best_from(total, passes, start)
-        scores = EveryNodeScores(passes, start, total, results)
+        deferred = (ClusterAt(cluster, self._weighted.reads), pod, later) if later else None  # before the bind
+        scores = EveryNodeScores(passes, start, total, results, deferred)
         return self._decision(pod, bind, node, float(total[node]), cluster.default_devices(pod, node), feasible, scores, masks, start)
 
     def _decision(

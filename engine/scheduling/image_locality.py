@@ -289,6 +289,7 @@ class ImageLocality(Priority):
     name = "ImageLocality"
     key = "image_locality"
     every_node = True
+    reads = ("image_cached", "image_nodes")
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         c, nodes = ctx.cluster, ctx.nodes

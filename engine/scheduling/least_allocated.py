@@ -20,6 +20,7 @@ class LeastAllocated(Priority):
 
     name = "LeastAllocated"
     key = "least_allocated"
+    reads = ("cpu_free", "memory_free")
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         c, nodes, pod = ctx.cluster, ctx.nodes, ctx.pod

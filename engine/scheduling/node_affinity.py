@@ -67,6 +67,11 @@ class NodeAffinity(Predicate):
     def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
         if not pod.node_selector and not pod.node_affinity:
             return None
+        # labels do not change while pods come and go: one mask per selector and affinity (a function's replicas share it)
+        key = ("node_affinity", tuple(pod.node_selector.items()), pod.node_affinity)
+        return cluster.label_mask(key, lambda: self._mask(cluster, pod))
+
+    def _mask(self, cluster: Cluster, pod: Pod) -> np.ndarray:
         ok = np.ones(cluster.n, dtype=bool)
         for key, value in pod.node_selector.items():
             ok &= cluster.label_equals(key, value)

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from engine.scheduling.base import ScoringContext
+
+if TYPE_CHECKING:
+    from engine.cluster.model import Pod
+    from engine.scheduling.base import ClusterAt, Priority
 
 
 def all_pass(masks: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
@@ -107,13 +114,47 @@ class ScanScores:
     total: np.ndarray
     priorities: list[PriorityResult]
 
+    @property
+    def priority_count(self) -> int:
+        return len(self.priorities)
+
+
+Deferred = tuple["ClusterAt", "Pod", dict[int, "Priority"]]  # the cluster at the decision, the pod, priority by position
+
 
 class EveryNodeScores:
     """:class:`ScanScores` of a decision that scored every feasible node in cluster order: the scan-order arrays are
-    gathered when first asked for (a breakdown, an explanation), not for every pod."""
+    gathered when first asked for (a breakdown, an explanation), not for every pod.
 
-    def __init__(self, passes: np.ndarray, start: int, total: np.ndarray, priorities: list[tuple[str, float, np.ndarray, np.ndarray]]):
+    A priority given as ``(name, weight, None, None)`` is scored when first asked for, as a scan would have scored it
+    (in scan order, Skippy mode), by ``deferred``'s priority at its position on ``deferred``'s copy of the cluster."""
+
+    def __init__(
+        self,
+        passes: np.ndarray,
+        start: int,
+        total: np.ndarray,
+        priorities: list[tuple[str, float, np.ndarray | None, np.ndarray | None]],
+        deferred: Deferred | None = None,
+    ):
         self._passes, self._start, self._total, self._priorities = passes, start, total, priorities  # (name, weight, raw, score)
+        self._deferred = deferred
+
+    @property
+    def priority_count(self) -> int:
+        """How many priorities :attr:`priorities` holds (without scoring the deferred ones)."""
+        return len(self._priorities)
+
+    def frozen(self) -> EveryNodeScores:
+        """The same scores on copies of the arrays (a priority may hand out an array it keeps updating)."""
+        priorities = []
+        for name, weight, raw, score in self._priorities:
+            if raw is not None:
+                raw_copy = np.array(raw)
+                score = raw_copy if score is raw else np.array(score)
+                raw = raw_copy
+            priorities.append((name, weight, raw, score))
+        return EveryNodeScores(np.array(self._passes), self._start, np.array(self._total), priorities, self._deferred)
 
     @cached_property
     def nodes(self) -> np.ndarray:
@@ -126,4 +167,13 @@ class EveryNodeScores:
     @cached_property
     def priorities(self) -> list[PriorityResult]:
         nodes = self.nodes
-        return [PriorityResult(name, weight, raw[nodes], score[nodes]) for name, weight, raw, score in self._priorities]
+        out = []
+        for i, (name, weight, raw, score) in enumerate(self._priorities):
+            if raw is None:
+                cluster, pod, later = self._deferred  # type: ignore[misc]
+                ctx = ScoringContext(cluster, pod, nodes, "skippy")  # type: ignore[arg-type]
+                raw = later[i].raw(ctx)
+                out.append(PriorityResult(name, weight, raw, later[i].normalize(ctx, raw)))
+            else:
+                out.append(PriorityResult(name, weight, raw[nodes], score[nodes]))  # type: ignore[index]
+        return out

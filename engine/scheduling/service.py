@@ -36,6 +36,7 @@ parameters take effect only when a new service is built.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
@@ -51,7 +52,7 @@ from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import PRIORITY_TABLE, PriorityWeights
-from engine.scheduling.scan_order import PriorityResult, ScanScores
+from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,6 +192,7 @@ class PlacementService:
         for spec in (NODES, PLACEMENTS, breakdowns_spec(history, self.cluster.n)):
             if spec.name not in self.recorder:
                 self.recorder.declare(spec)
+        self._add_placement = self.recorder.appender("placements")
         self._record_nodes()
 
     # -- recording -------------------------------------------------------------------------------------
@@ -232,35 +234,31 @@ class PlacementService:
         devices: tuple[int, ...] | None = None,
     ) -> int:
         count, milli = pod.gpu_devices
-        self.last_row = self.recorder.append(
-            "placements",
-            {
-                "time": now,
-                "action": action,
-                "pod": pod.name,
-                "owner": owner,
-                "node": None if node is None else self.cluster.names[node],
-                "node_index": node,
-                "feasible": None if decision is None else decision.feasible,
-                "score": None if placement is None else placement[4],
-                "pull_s": None if placement is None else placement[5],
-                "schedule_s": None
-                if decision is None
-                else placement[6]
-                if placement is not None
-                else self.scheduler.cost_seconds(decision),
-                "speed": None if placement is None else placement[7],
-                "storage_s": None if placement is None else placement[8],
-                "cpu_millis": pod.cpu_millis,
-                "memory": pod.memory,
-                "gpus": float(pod.gpus),
-                "gpu_count": count,
-                "gpu_milli": milli,
-                "gpu_devices": None if devices is None else sum(1 << d for d in devices),
-                "mode": None if decision is None else self._mode_label(),
-                "decision": number,
-            },
+        self._add_placement(  # in PLACEMENTS' column order
+            (
+                now,
+                action,
+                pod.name,
+                owner,
+                None if node is None else self.cluster.names[node],
+                node,
+                None if decision is None else decision.feasible,
+                None if placement is None else placement[4],
+                None if placement is None else placement[5],
+                None if decision is None else placement[6] if placement is not None else self.scheduler.cost_seconds(decision),
+                None if placement is None else placement[7],
+                None if placement is None else placement[8],
+                pod.cpu_millis,
+                pod.memory,
+                float(pod.gpus),
+                count,
+                milli,
+                None if devices is None else sum(1 << d for d in devices),
+                None if decision is None else self._mode_label(),
+                number,
+            )
         )
+        self.last_row = self.recorder.count("placements") - 1
         return self.last_row
 
     def _mode_label(self) -> str:
@@ -292,8 +290,8 @@ class PlacementService:
         number = self._decisions
         self._decisions += 1
         if self.history > 0:  # computed only if read before the newest ``history`` decisions have moved past it
-            frozen = _frozen(decision)
-            rows = len(frozen.node_names) * max(1, len(frozen.priorities))
+            frozen = frozen_decision(decision)
+            rows = len(frozen.node_names) * max(1, frozen.scores.priority_count)
             self.recorder.extend_later("breakdowns", rows, lambda: {"decision": np.full(rows, number), **frozen.breakdown_columns()})
         if decision.node is None:
             self._row(now, "pending", vm_id, pod, decision=decision, number=number)
@@ -462,16 +460,19 @@ class PlacementService:
         return self.cluster.pods.copy()
 
 
-def _frozen(decision: PlacementDecision) -> PlacementDecision:
+def frozen_decision(decision: PlacementDecision) -> PlacementDecision:
     """``decision`` with its own copies of the arrays a breakdown reads (a priority or predicate may hand out an array
     it keeps updating), so that its breakdown computed later is the one of the moment it was made."""
     scores = decision.scores
-    priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
-    return replace(
-        decision,
-        scores=ScanScores(np.array(scores.nodes), np.array(scores.total), priorities),
-        predicate_masks=[(name, np.array(mask)) for name, mask in decision.predicate_masks],
-    )  # node_names: the cluster's list, fixed when it is built
+    if isinstance(scores, EveryNodeScores):  # its scan order and deferred priorities are made when the breakdown is read
+        frozen: ScanScores | EveryNodeScores = scores.frozen()
+    else:
+        priorities = [PriorityResult(p.name, p.weight, np.array(p.raw), np.array(p.score)) for p in scores.priorities]
+        frozen = ScanScores(np.array(scores.nodes), np.array(scores.total), priorities)
+    out = copy.copy(decision)  # node_names: the cluster's list, fixed when it is built
+    out.scores = frozen
+    out.predicate_masks = [(name, np.array(mask)) for name, mask in decision.predicate_masks]
+    return out
 
 
 def _same_spec(a: Pod, b: Pod) -> bool:

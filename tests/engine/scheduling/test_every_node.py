@@ -8,6 +8,8 @@ shape (:mod:`engine.scheduling.shape_columns`).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,9 @@ from engine.scheduling import Scheduler, SchedulerParams, feasible_nodes_to_find
 from engine.scheduling.base import ScoringContext
 from engine.scheduling.image_locality import LatencyAwareImageLocality
 from engine.scheduling.predicates import _fits
+from engine.scheduling.priorities import PRIORITY_TABLE, all_priorities
 from engine.scheduling.scan_order import first_best_from, last_in_scan
+from engine.scheduling.service import frozen_decision
 from engine.scheduling.shape_columns import EVERY_NODE, ShapeColumns
 
 
@@ -135,3 +139,42 @@ def test_change_log_and_free_divisors_follow_binds():
             assert np.array_equal(cpu, np.where(cluster.cpu_free == 0, 1, cluster.cpu_free))
             assert np.array_equal(memory, np.where(cluster.memory_free == 0, 1, cluster.memory_free))
     assert cluster.changes.since(mark) is None
+
+
+def test_explained_zero_weight_priorities_scored_later_give_the_breakdowns_of_their_moment():
+    """Explain mode defers the zero-weight priorities that declare what they read (ImageLocality, BalancedAllocation,
+    LeastAllocated): their scores, computed when a breakdown is read after many more binds and removals, are those the
+    scan path computed at the decision, and the decisions are the same."""
+    weights = SchedulerParams(weight_locality_type=2.5)
+    (c1, pods), (c2, _) = cluster_and_pods(300, 7), cluster_and_pods(300, 7)
+    builtins = [p for p in all_priorities() if p.key in PRIORITY_TABLE.builtins]
+    whole = Scheduler(c1, weights, explain=True, priorities=builtins)
+    eager = [copy.copy(p) for p in builtins]
+    for p in eager:
+        p.reads = None  # scored at the decision, by the scan
+    scan = Scheduler(c2, weights, explain=True, priorities=eager)
+    kept, now = [], []
+    rng = np.random.default_rng(7)
+    placed = []
+    for step, pod in enumerate(pods):
+        a, b = whole.schedule(pod), scan.schedule(pod)
+        assert type(a.scores).__name__ == "EveryNodeScores" and type(b.scores).__name__ == "ScanScores"
+        assert (a.node_name, a.feasible, a.score) == (b.node_name, b.feasible, b.score)
+        kept.append(frozen_decision(a))
+        now.append(b.breakdown_columns())
+        if a.node is not None:
+            placed.append((pod, a.node))
+        if step % 3 == 2 and placed:
+            pod_, node = placed.pop(int(rng.integers(len(placed))))
+            c1.remove(pod_, node)
+            c2.remove(pod_, node)
+    names = {p.name for p in kept[0].priorities}
+    assert {"ImageLocality", "BalancedAllocation", "LeastAllocated"} <= names
+    for decision, expected in zip(kept, now, strict=True):
+        got = decision.breakdown_columns()
+        assert got.keys() == expected.keys()
+        for column, values in expected.items():
+            if values.dtype.kind == "f":
+                assert np.array_equal(got[column], values, equal_nan=True), column
+            else:
+                assert got[column].tolist() == values.tolist(), column
