@@ -15,7 +15,8 @@ import panel as pn
 import param
 
 
-def _display(shown: bool) -> dict[str, str]:
+def display_style(shown: bool) -> dict[str, str]:
+    """The CSS that shows or hides a component without a change of its ``visible`` (see the module docs)."""
     return {"display": "block" if shown else "none"}
 
 
@@ -32,14 +33,14 @@ class MessageLine(pn.viewable.Viewer):
             alert_type="warning",
             sizing_mode="stretch_width",
             css_classes=["app-message"],
-            styles=_display(self.visible),
+            styles=display_style(self.visible),
         )
         self.param.watch(self._show, ["object", "visible"])
 
     def _show(self, event: Any) -> None:
         if self.pane.object != self.object:
             self.pane.object = self.object
-        styles = _display(self.visible)
+        styles = display_style(self.visible)
         if self.pane.styles != styles:
             self.pane.styles = styles
 
