@@ -353,8 +353,8 @@ class FunctionsView:
         step = (times[-1] - times[0]) / max(1, len(times) - 1)
         names = [self.node_names[n] for n in held]
         self.heatmap.show(grid, times[0], times[-1] + step, names, [self.node_order[name][0] for name in names])
-        if self.heatmap_pane.styles != display_style(True):
-            self.heatmap_pane.styles = display_style(True)
+        if self.heatmap_pane.styles != display_style(True, "flex"):
+            self.heatmap_pane.styles = display_style(True, "flex")
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:

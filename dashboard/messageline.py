@@ -15,9 +15,10 @@ import panel as pn
 import param
 
 
-def display_style(shown: bool) -> dict[str, str]:
-    """The CSS that shows or hides a component without a change of its ``visible`` (see the module docs)."""
-    return {"display": "block" if shown else "none"}
+def display_style(shown: bool, display: str = "block") -> dict[str, str]:
+    """The CSS that shows (as ``display``: "flex" for a Column or Row, whose host is a flex box) or hides a component
+    without a change of its ``visible`` (see the module docs)."""
+    return {"display": display if shown else "none"}
 
 
 class MessageLine(pn.viewable.Viewer):

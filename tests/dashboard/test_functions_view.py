@@ -24,7 +24,7 @@ def test_a_finished_run_and_a_live_session_fill_the_same_sources():
     grid = data["image"][0]
     assert grid.shape[0] == data["dh"][0] == (~sim.frame("nodes").storage).sum() and grid.max() >= 1 and data["dw"][0] > 0
     # shown by its display style (a change of visible lays the whole page out again in the browser)
-    assert finished.heatmap_pane.visible and finished.heatmap_pane.styles["display"] == "block"
+    assert finished.heatmap_pane.visible and finished.heatmap_pane.styles["display"] == "flex"
 
     live = LiveSession("faas-edge")
     view = FunctionsView()
