@@ -118,7 +118,7 @@ def measure_worlds(page, port: int, made: list, quick: bool = True) -> dict:
             sim.advance(max(900.0, 20 * sim.sections["run"].sample_interval))
             path = sim.record(Path(tmp) / f"{name}.scalelab")
             t0 = time.perf_counter()
-            page.locator(".rec-load input[type=file]").first.set_input_files(str(path))
+            page.locator(".rec-load input[type=file]").first.set_input_files(str(path), timeout=TIMEOUT)
             page.wait_for_function(JS_FIGURES, arg=["rp-", REPLAY_FIGURES[world], 2], timeout=TIMEOUT, polling=20)
             w["replay_open"] = _figure(time.perf_counter() - t0)
             print(f"worlds: {name} replay_open {w['replay_open']}", flush=True)

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import panel as pn
-
+from dashboard.messageline import MessageLine
 from dashboard.session import LiveSession
 
 
@@ -25,11 +24,7 @@ class AppContext:
     """The live session, the page's message line, and hooks into the shell (set by it; no-ops until then)."""
 
     session: LiveSession
-    message: pn.pane.Alert = field(
-        default_factory=lambda: pn.pane.Alert(
-            "", alert_type="warning", visible=False, sizing_mode="stretch_width", css_classes=["app-message"]
-        )
-    )
+    message: MessageLine = field(default_factory=MessageLine)
     show_tab: Callable[[str], None] = _nothing  # bring a tab to the front by title
     mark_urgent: Callable[..., None] = _nothing  # draw at the next tick
     adopt_run: Callable[..., None] = _nothing  # the session has a new run: draw it now, in one held update

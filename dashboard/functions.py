@@ -31,6 +31,7 @@ from bokeh.plotting import figure
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
 from dashboard.liveplots import DASHES, PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
+from dashboard.messageline import display_style
 from dashboard.plothooks import _time_ticker, hms_js
 from dashboard.plots import PLOT_HEIGHT
 from dashboard.tabs import TabBase
@@ -270,9 +271,12 @@ class FunctionsView:
         self.controls = pn.Row(sizing_mode="stretch_width")
         self._control_cards: dict[tuple, tuple[SectionControls, pn.Card]] = {}  # by (slot, class, scaler): kept across runs
         self.note = pn.pane.Markdown("", visible=False)
-        # shown with its first grid (a Column's visibility: a Bokeh pane syncs its figure's properties when its own change)
+        # shown with its first grid, by its display style: a change of ``visible`` lays the whole page out again in the
+        # browser (dashboard.messageline)
         self.heatmap_pane = pn.Column(
-            pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width", min_height=340), visible=False, sizing_mode="stretch_width"
+            pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width", min_height=340),
+            styles=display_style(False),
+            sizing_mode="stretch_width",
         )
         parts = [self.note, self.table, self.plots.layout, self.heatmap_pane]
         if controls:
@@ -284,8 +288,8 @@ class FunctionsView:
     def clear(self) -> None:
         self.plots.clear()
         self.heatmap.clear()
-        if self.heatmap_pane.visible:
-            self.heatmap_pane.visible = False
+        if self.heatmap_pane.styles != display_style(False):
+            self.heatmap_pane.styles = display_style(False)
         self.node_names: dict[int, str] = {}
         self.node_order: dict[str, tuple] = {}
         self.counts = np.zeros(0, dtype=np.int64)  # replicas per node index
@@ -349,8 +353,8 @@ class FunctionsView:
         step = (times[-1] - times[0]) / max(1, len(times) - 1)
         names = [self.node_names[n] for n in held]
         self.heatmap.show(grid, times[0], times[-1] + step, names, [self.node_order[name][0] for name in names])
-        if not self.heatmap_pane.visible:
-            self.heatmap_pane.visible = True
+        if self.heatmap_pane.styles != display_style(True, "flex"):
+            self.heatmap_pane.styles = display_style(True, "flex")
 
     # -- controls ---------------------------------------------------------------------------------------
     def bind_controls(self, sections: dict[str, Any], apply: Any) -> None:

@@ -23,6 +23,8 @@ def test_a_finished_run_and_a_live_session_fill_the_same_sources():
     data = finished.heatmap.source.data  # every node that can take a replica; some held some
     grid = data["image"][0]
     assert grid.shape[0] == data["dh"][0] == (~sim.frame("nodes").storage).sum() and grid.max() >= 1 and data["dw"][0] > 0
+    # shown by its display style (a change of visible lays the whole page out again in the browser)
+    assert finished.heatmap_pane.visible and finished.heatmap_pane.styles["display"] == "flex"
 
     live = LiveSession("faas-edge")
     view = FunctionsView()
@@ -46,6 +48,7 @@ def test_a_finished_run_and_a_live_session_fill_the_same_sources():
     assert view.plots.x_range.end == float(want_all.time.max())
     view.clear()
     assert all(len(held(view, f)["time"]) == 0 for f in view.plots.built) and not len(view.heatmap.source.data["image"])
+    assert view.heatmap_pane.visible and view.heatmap_pane.styles["display"] == "none"
 
 
 def test_controls_are_generated_per_function_and_apply_live():

@@ -7,7 +7,9 @@ import logging
 
 import pytest
 
+from dashboard.branch import SidePlots
 from dashboard.export import page_html
+from dashboard.recordings import recording_view
 from dashboard.ui import Dashboard
 from engine import WORLDS, Simulation, load_recording
 
@@ -109,6 +111,44 @@ def test_a_recording_of_each_world_branches_and_the_branch_tab_draws_parent_and_
     tab.flush(d.session.sim.now)
     assert len(tab.side_by_side.objects) == 2 * len(tab.side_by_side.objects) // 2 > 0
     d.stop()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_branch_tab_says_it_only_streams_once_its_figures_exist_and_then_makes_none(name, recordings):
+    """A tick with the Branch tab shown is drawn unfrozen (no walk of the page's models) when the tab only streams."""
+    d = Dashboard("default")
+    rec = load_recording(recordings[name])
+    d.recordings.open(rec)
+    d.recordings.branch(rec, rec.until / 2)
+    tab = d.tab_views["Branch"]
+    d.session.playing = True
+    ticked(d, 4)  # the branch's first samples: a function world's branch side makes its figures
+    figures = {id(f) for f in _branch_figures(tab)}
+    assert figures and tab.streams_only
+    ticked(d, 4)
+    tab.flush(d.session.sim.now)
+    assert tab.streams_only and {id(f) for f in _branch_figures(tab)} == figures
+    d.stop()
+
+
+def test_a_function_world_branch_tab_does_not_stream_only_while_a_sides_figures_are_to_be_made(recordings):
+    d = Dashboard("default")
+    rec = load_recording(recordings["faas-basic"])
+    d.recordings.open(rec)
+    d.recordings.branch(rec, rec.until / 2)
+    tab = d.tab_views["Branch"]
+    tab.sides = SidePlots(recording_view(rec))  # as for the first branch of this world: no figures yet
+    tab.sides.push("parent", rec.tables["function_samples"])
+    assert tab.sides.needs_build and not tab.streams_only
+    tab.flush(d.session.sim.now)
+    assert not tab.sides.needs_build and tab.streams_only
+    d.stop()
+
+
+def _branch_figures(tab):
+    if tab.streamed:
+        return [pane.object for pane in tab.views.figures.values()]
+    return [f for side in tab.sides.plots.values() for f in side.figures.values()]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
