@@ -86,10 +86,9 @@ class SkippyStep:
         if self.kernel is not None:
             # below SMALL nodes every column is computed per pod: one compiled pass does it all. Above, the kept columns'
             # numpy sums beat a scalar pass, but a new shape (no kept column yet) is one compiled pass that seeds them.
-            # Likewise a pod of several images: its pull seconds are not kept, the compiled pass makes them at once.
             shape = (pod.cpu_millis, pod.memory)
             seed = cluster.n >= SMALL and not pod.gpus and not self.balance.columns.holds(cluster, shape)
-            if cluster.n < SMALL or seed or len(pod.images) > 1:
+            if cluster.n < SMALL or seed:
                 decided = self._compiled(cluster, pod, start, no_storage, seed)
                 if decided is not None:
                     return decided
