@@ -29,7 +29,8 @@ cdef extern from *:
 SOURCE_SHA256 = SKIPPY_STEP_SOURCE_SHA256.decode("ascii")
 
 cdef enum:
-    MAX_VIEWS = 12
+    MAX_IMAGES = 8  # a pod of more images takes the numpy step's pull seconds
+    MAX_VIEWS = 3 + 2 * MAX_IMAGES
 
 
 cdef struct Views:
@@ -329,30 +330,53 @@ def decide(
     )
 
 
-def pull_seconds(rows, bandwidth, out):
-    """Skippy's whole seconds to pull several images at every node: trunc((row_1 + row_2 + ...) / bandwidth), the bytes
-    added in the images' order (``rows``: each image's missing bytes per node, float64), into ``out``."""
+def pull_seconds(arch, images, bandwidth, out):
+    """Skippy's whole seconds to pull a pod's images at every node, into ``out`` (float64): trunc(bytes / bandwidth),
+    the bytes of the images the node lacks added in the pod's order. ``arch``: each node's arch code (int32, -1: none);
+    ``images``: per image (cached at each node (bool), size per arch code (int64, -1: lacking), its first arch code).
+    Skippy's quirk, as :func:`~engine.scheduling.image_locality.missing_image_bytes` keeps it: an image lacking the
+    node's arch is pulled for its first arch, which stays in use for the pod's later images on that node; a negative
+    code reads a table from its end, as numpy's indexing does."""
     cdef Views views
     views.count = 0
-    cdef Py_ssize_t n = len(bandwidth), i
-    cdef const double* row
+    cdef Py_ssize_t n = len(bandwidth), i, code
+    cdef int k, count = len(images)
+    cdef const int* codes
     cdef const double* bw
     cdef double* seconds
-    cdef int k, count = len(rows)
-    if count < 1 or count > MAX_VIEWS - 2:
-        raise ValueError(f"1 to {MAX_VIEWS - 2} images, not {count}")
+    cdef const char* cached[MAX_IMAGES]
+    cdef const int64_t* table[MAX_IMAGES]
+    cdef Py_ssize_t width[MAX_IMAGES]
+    cdef Py_ssize_t first[MAX_IMAGES]
+    cdef double size
+    cdef int64_t pull
+    if count < 1 or count > MAX_IMAGES:
+        raise ValueError(f"1 to {MAX_IMAGES} images, not {count}")
     try:
+        codes = <const int*>_column(&views, arch, n, 4, b"i", False)
         bw = <const double*>_column(&views, bandwidth, n, 8, b"d", False)
         seconds = <double*>_column(&views, out, n, 8, b"d", True)
-        row = <const double*>_column(&views, rows[0], n, 8, b"d", False)
+        for k in range(count):
+            image_cached, sizes, first[k] = images[k]
+            width[k] = len(sizes)
+            cached[k] = <const char*>_column(&views, image_cached, n, 1, b"?", False)
+            table[k] = <const int64_t*>_column(&views, sizes, width[k], 8, b"lq", False)
+            if not -width[k] <= first[k] < width[k]:
+                raise ValueError(f"first arch {first[k]} is not in a table of {width[k]}")
         for i in range(n):
-            seconds[i] = row[i]
-        for k in range(1, count):
-            row = <const double*>_column(&views, rows[k], n, 8, b"d", False)
-            for i in range(n):
-                seconds[i] = seconds[i] + row[i]
-        for i in range(n):
-            seconds[i] = trunc(seconds[i] / bw[i])
+            code = codes[i]
+            size = 0.0
+            for k in range(count):
+                if cached[k][i]:
+                    continue
+                if not -width[k] <= code < width[k]:
+                    raise ValueError(f"arch code {code} is not in a table of {width[k]}")
+                pull = table[k][code if code >= 0 else code + width[k]]
+                if pull < 0:
+                    code = first[k]
+                    pull = table[k][code if code >= 0 else code + width[k]]
+                size = size + <double>pull
+            seconds[i] = trunc(size / bw[i])
     finally:
         _release(&views)
     return out

@@ -21,7 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.cluster.model import STORAGE, Cluster, Pod
+from engine.cluster.model import ARCH, STORAGE, Cluster, Pod
 from engine.core.compiled import chosen_module
 from engine.scheduling.balanced_resource import BalancedResource
 from engine.scheduling.base import SKIPPY_MAX, Predicate, Priority, zero_scores
@@ -38,6 +38,7 @@ from engine.scheduling.taint_toleration import TaintToleration
 FUSED = (BalancedResource, LatencyAwareImageLocality, LocalityType, DataLocality, Capability)
 STEP_ENV = "SCALELAB_SKIPPY_STEP"  # "python": the step below; "compiled": the compiled twin or an error; unset/"auto": either
 STEP_MODULE = "engine.scheduling._skippy_step"
+MAX_IMAGES = 8  # the compiled pull seconds take pods of up to this many images (_skippy_step.pyx)
 
 
 def fuses(weighted: Sequence[tuple[Priority, float]]) -> bool:
@@ -136,12 +137,14 @@ class SkippyStep:
         kept = self.images.kept_row(cluster, pod)
         if kept is not None:
             image_raw = kept.row
-        else:
-            rows = [cluster.missing_bytes_row(cluster.image_index(image)) for image in pod.images]
-            if any(row is None for row in rows):  # an image lacks some node's arch: Skippy's fallback, in numpy
-                image_raw = pod_seconds(cluster, pod.images, slice(None), skippy=True)
-            else:
-                image_raw = self.kernel.pull_seconds(rows, cluster.registry_bandwidth, np.empty(n))
+        elif len(pod.images) > MAX_IMAGES:
+            image_raw = pod_seconds(cluster, pod.images, slice(None), skippy=True)
+        else:  # several images: their pull seconds per pod (one image's are kept), in one compiled pass
+            images = []
+            for image in pod.images:
+                idx = cluster.image_index(image)
+                images.append((cluster.image_cached[idx], *cluster.image_size_table(idx)))
+            image_raw = self.kernel.pull_seconds(cluster.label_codes[ARCH], images, cluster.registry_bandwidth, np.empty(n))
         edge = self.locality.edge_scores(cluster, SKIPPY_MAX)
         data = self.data.column(cluster, pod)
         capability = self.capability.column(cluster, pod)

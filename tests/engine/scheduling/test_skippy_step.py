@@ -19,11 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.cluster.model import GPU_MODEL, REGION, Pod
+from engine.cluster.model import ARCH, GPU_MODEL, REGION, Pod
 from engine.cluster.pods import mixed_pods
 from engine.cluster.synth import cloud_regions
 from engine.core.compiled import compiled_module
 from engine.scheduling import Scheduler, SchedulerParams
+from engine.scheduling.image_locality import pod_seconds
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.skippy_step import STEP_ENV, STEP_MODULE, SkippyStep
 
@@ -240,3 +241,20 @@ def test_gpu_model_pods_and_tainted_clusters_take_the_general_path():
     pod = mixed_pods(cluster, 1, np.random.default_rng(0))[0]
     assert step.decide(cluster, pod, 0) is not None
     assert step.decide(cluster, Pod(pod.name, pod.containers, gpus=1, gpu_models=(cluster.label_values[GPU_MODEL][0],)), 0) is None
+
+
+@pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="the compiled Skippy step is not built (make setup builds it)")
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), images=st.lists(st.integers(0, 5), min_size=1, max_size=8), cached=st.sampled_from([0.0, 0.3, 0.9]))
+def test_compiled_pull_seconds_are_the_numpy_ones(seed, images, cached):
+    """Pods of several images (their pull seconds are made per pod): the compiled ones against the numpy ones, with
+    images lacking some nodes' arch (Skippy's first-arch fallback carried to the pod's later images) and an image of
+    no arch at all."""
+    cluster = cluster_of(40, seed, True, 0.3, cached)
+    cluster.registry.add("scalelab/no-arch:1.0", {})
+    names = [*cluster.registry.names]
+    pod_images = tuple(names[i % len(names)] for i in images)
+    step = compiled_module(STEP_MODULE)
+    entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in map(cluster.image_index, pod_images)]
+    got = step.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, np.empty(cluster.n))
+    assert np.array_equal(got, pod_seconds(cluster, pod_images, slice(None), skippy=True))
