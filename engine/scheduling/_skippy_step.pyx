@@ -15,7 +15,7 @@ input gives the same bits. ``SCALELAB_SKIPPY_STEP=python`` makes the step use th
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.math cimport INFINITY, NAN, fabs, isfinite, trunc
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, strchr
 
 # the source this module was compiled from (setup.py defines it): skippy_step.py uses the module only when it matches
 cdef extern from *:
@@ -38,18 +38,20 @@ cdef struct Views:
     int count
 
 
-cdef void* _column(Views* views, object array, Py_ssize_t n, Py_ssize_t itemsize, bytes kinds, bint write) except NULL:
+cdef void* _column(Views* views, object array, Py_ssize_t n, Py_ssize_t itemsize, const char* kinds, bint write) except NULL:
     """The data of a C-contiguous 1-d array of ``n`` items of ``itemsize`` bytes whose format is one of ``kinds``."""
     cdef Py_buffer* view = &views.view[views.count]
     PyObject_GetBuffer(array, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (PyBUF_WRITABLE if write else 0))
     views.count += 1
-    cdef bytes fmt = view.format.lstrip(b"@=<")
-    if view.ndim != 1 or view.itemsize != itemsize or view.len != n * itemsize or len(fmt) != 1 or fmt not in kinds:
-        raise ValueError(f"a column of {n} items of format {kinds!r} was expected, not {fmt!r} x {view.len // max(view.itemsize, 1)}")
+    cdef const char* kind = view.format
+    while kind[0] == c"@" or kind[0] == c"=" or kind[0] == c"<":  # native or little-endian: this machine's order
+        kind += 1
+    if view.ndim != 1 or view.itemsize != itemsize or view.len != n * itemsize or kind[0] == 0 or kind[1] != 0 or strchr(kinds, kind[0]) == NULL:
+        raise ValueError(f"a column of {n} items of format {kinds!r} was expected, not {view.format!r} x {view.len // max(view.itemsize, 1)}")
     return view.buf
 
 
-cdef inline void _release(Views* views):
+cdef inline void _release(Views* views) noexcept:
     cdef int k
     for k in range(views.count):
         PyBuffer_Release(&views.view[k])
@@ -85,7 +87,7 @@ cdef struct Pod:
     double best
 
 
-cdef inline Py_ssize_t _filter(Pod* p, Py_ssize_t n, bint* unschedulable, bint* finite):
+cdef inline Py_ssize_t _filter(Pod* p, Py_ssize_t n, bint* unschedulable, bint* finite) noexcept nogil:
     """Pass 1: the masks, the feasible count and the raw values' bounds over the passing nodes."""
     cdef Py_ssize_t i, feasible = 0
     cdef bint fit, passes, everywhere = True, ok = True
@@ -145,24 +147,24 @@ cdef struct Memo:
     double value[SLOTS]
 
 
-cdef inline void _forget(Memo* memo):
+cdef inline void _forget(Memo* memo) noexcept nogil:
     cdef int k
     for k in range(SLOTS):
         memo.key[k] = ~(<uint64_t>0)  # a NaN's bits, and no (cpu, memory) pair in use: matches no input
         memo.key2[k] = ~(<uint64_t>0)
 
 
-cdef inline uint64_t _bits(double v) nogil:
+cdef inline uint64_t _bits(double v) noexcept nogil:
     cdef uint64_t bits
     memcpy(&bits, &v, 8)
     return bits
 
 
-cdef inline int _slot(uint64_t a, uint64_t b) nogil:
+cdef inline int _slot(uint64_t a, uint64_t b) noexcept nogil:
     return <int>((a * SKIPPY_STEP_HASH_A + b * SKIPPY_STEP_HASH_B) >> 58)  # Fibonacci hashing into 64 slots
 
 
-cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos):
+cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) noexcept nogil:
     """Pass 2 over nodes ``begin``..``end`` (in scan order): the scores of the passing nodes, their total, the first best.
     A score is computed once per distinct input (``memos``: balance, pull seconds, data seconds, capability count)."""
     cdef Py_ssize_t i, node = p.node, last = p.last
