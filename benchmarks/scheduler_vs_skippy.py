@@ -28,8 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.cluster.pods import mixed_pods  # noqa: E402
 from engine.cluster.synth import cloud_regions  # noqa: E402
+from engine.core.compiled import chosen_module  # noqa: E402
 from engine.scheduling import Scheduler, SchedulerParams  # noqa: E402
 from engine.scheduling.skippy_compat import silence_skippy_logging, skippy_context, skippy_pod, skippy_scheduler  # noqa: E402
+from engine.scheduling.skippy_step import STEP_ENV, STEP_MODULE  # noqa: E402
 
 GOALS = {1000: 200.0, 15000: 1000.0}  # required CPU speed-up of the median at these sizes (issue 24)
 GOAL_P95_OVER_MEDIAN = 3.0
@@ -97,11 +99,13 @@ def main(argv: list[str] | None = None) -> dict:
     silence_skippy_logging()
     plan = QUICK if args.quick else FULL
     rows = []
+    step = "compiled" if chosen_module(STEP_MODULE, STEP_ENV) is not None else "python"
     load = list(os.getloadavg())
     print(
         f"scheduler vs edgerun-skippy-core ({'quick' if args.quick else 'full'}): python {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; per-pod CPU time (wall ratio beside)"
     )
+    print(f"skippy step: {step} ({STEP_ENV}=python|compiled chooses; the compiled one is built by make setup)")
     print(
         f"{'N':>6} {'skippy med':>11} {'p95':>9} {'ours med':>9} {'p95':>8} {'p95/med':>7} {'CPU ratio':>9} {'wall':>7} {'goal':>6} identical (pods)"
     )
@@ -120,6 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
         "mode": "quick" if args.quick else "full",
         "sizes": rows,
         "identical": all(r["identical"] for r in rows),
+        "skippy_step": step,
         "goals_met": all(r.get("goal_met", True) and r["p95_goal_met"] for r in rows),
         "loadavg_at_start": load,
         "loadavg_at_end": list(os.getloadavg()),

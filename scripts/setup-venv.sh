@@ -21,14 +21,29 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   "$venv/bin/python" -c 'import engine, panel, simpy' || { echo "setup: installation failed" >&2; exit 1; }
   touch "$stamp"
 fi
-# The optional compiled job loop (setup.py): the install above builds it in place; rebuild it when its source is newer
-# than the build (a pull or an edit). A failed build is not an error: the engine then uses the pure-Python loop.
-pyx=engine/vmworld/_jobloop.pyx
-built=$(ls engine/vmworld/_jobloop*.so 2>/dev/null | head -n 1 || true)
-tried="$venv/.scalelab-jobloop-tried"
-if [ -f "$pyx" ] && { [ -z "$built" ] || [ "$pyx" -nt "$built" ]; } && { [ ! -f "$tried" ] || [ "$pyx" -nt "$tried" ]; }; then
-  echo "setup: building the compiled job loop (engine/vmworld/_jobloop.pyx)" >&2
+# The optional compiled twins of hot loops (setup.py: every engine/**/*.pyx): the install above builds them in place;
+# rebuild when a source is newer than its build (a pull or an edit). A failed build is not an error: the engine then
+# runs the pure-Python twin. One editable install builds them all, so it runs at most once per newer source.
+tried="$venv/.scalelab-compiled-tried"
+rebuild=""
+for pyx in $(find engine -name '*.pyx' | sort); do
+  built=$(ls "${pyx%.pyx}".cpython-*.so 2>/dev/null | head -n 1 || true)
+  if { [ -z "$built" ] || [ "$pyx" -nt "$built" ]; } && { [ ! -f "$tried" ] || [ "$pyx" -nt "$tried" ]; }; then
+    rebuild="$rebuild $pyx"
+  fi
+done
+if [ -n "$rebuild" ]; then
+  echo "setup: building the compiled twins ($rebuild )" >&2
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e . 2>&1 | grep -v "is ignored" >&2 || true
   touch "$tried"
 fi
-"$venv/bin/python" -c 'from engine.vmworld.jobs import compiled_loop; compiled_loop() or print("setup: the compiled job loop is not built (no C compiler?): the VM world runs its pure-Python loop")' >&2
+"$venv/bin/python" - >&2 <<'PY'
+from pathlib import Path
+
+from engine.core.compiled import compiled_module
+
+for pyx in sorted(Path("engine").rglob("*.pyx")):
+    name = ".".join(pyx.with_suffix("").parts)
+    if compiled_module(name) is None:
+        print(f"setup: {name} is not built from {pyx} (no C compiler?): the engine runs its pure-Python twin")
+PY

@@ -45,6 +45,11 @@ class BalancedResource(Priority):
     def __init__(self) -> None:
         self._columns = ShapeColumns(_skippy_balanced)
 
+    @property
+    def columns(self) -> ShapeColumns:
+        """Skippy's scores kept per (cpu, memory) shape (the fused Skippy step seeds them)."""
+        return self._columns
+
     def column(self, cluster: Cluster, pod: Pod) -> np.ndarray:
         """Skippy's scores of ``pod`` at every node (kept per shape on large clusters: read it, do not change it)."""
         return self._columns.column(cluster, (pod.cpu_millis, pod.memory))

@@ -38,6 +38,11 @@ class PodFitsResources(Predicate):
     def __init__(self) -> None:
         self._columns = ShapeColumns(_fits)
 
+    @property
+    def columns(self) -> ShapeColumns:
+        """The cpu/memory masks kept per (cpu, memory) shape (the fused Skippy step seeds them)."""
+        return self._columns
+
     def mask(self, cluster: Cluster, pod: Pod) -> np.ndarray | None:
         fits = self._columns.column(cluster, (pod.cpu_millis, pod.memory))
         gpus = cluster.gpu_fits(pod)

@@ -33,6 +33,24 @@ class ShapeColumns:
         self._keep = keep
         self._kept: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
 
+    def holds(self, cluster: Cluster, key: Hashable) -> bool:
+        """Whether a column of ``key`` is kept for ``cluster`` (clusters of fewer than :data:`SMALL` nodes: never)."""
+        entries = self._kept.get(cluster)
+        return entries is not None and key in entries
+
+    def seed(self, cluster: Cluster, key: Hashable, values: np.ndarray) -> None:
+        """Keep ``values``, the column of ``key`` computed elsewhere as the cluster is now (``values`` is never changed
+        while anything else holds it: an update writes a copy)."""
+        if cluster.n < SMALL:
+            return
+        entries = self._kept.get(cluster)
+        if entries is None:
+            entries = self._kept[cluster] = {}
+        entries.pop(key, None)
+        entries[key] = (cluster.changes.mark, values)
+        if len(entries) > self._keep:
+            del entries[next(iter(entries))]
+
     def column(self, cluster: Cluster, key: Hashable) -> np.ndarray:
         """The column of ``key`` as the cluster is now."""
         if cluster.n < SMALL:

@@ -7,28 +7,38 @@ Skippy priorities at weight 1 and every other one at 0, no ``explain``. A pod or
 would act on (a node selector or affinity, label constraints, a GPU model list; taints or pod limits in the cluster)
 takes the general path, as does any other configuration. Decisions, scores and breakdowns are the general path's,
 array for array (``tests/engine/scheduling/test_skippy_step.py``).
+
+The step has an optional compiled twin, :mod:`engine.scheduling._skippy_step` (Cython, built by ``make setup``): two
+passes over the node columns with the same IEEE operations in the same order, so decisions are bit-identical. It is used
+when built; ``SCALELAB_SKIPPY_STEP=python`` forces the Python step below, ``=compiled`` requires the compiled one.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
-from engine.cluster.model import STORAGE, Cluster, Pod
+from engine.cluster.model import ARCH, STORAGE, Cluster, Pod
+from engine.core.compiled import chosen_module
 from engine.scheduling.balanced_resource import BalancedResource
 from engine.scheduling.base import SKIPPY_MAX, Predicate, Priority, zero_scores
 from engine.scheduling.capability import Capability
 from engine.scheduling.data_locality import DataLocality
-from engine.scheduling.image_locality import LatencyAwareImageLocality
+from engine.scheduling.image_locality import LatencyAwareImageLocality, latency_scores, pod_seconds
 from engine.scheduling.locality_type import LocalityType
 from engine.scheduling.predicates import NodeLabelPresence, PodFitsResources
 from engine.scheduling.scan_order import EveryNodeScores, all_pass, first_best_from, last_in_scan
+from engine.scheduling.shape_columns import SMALL
 from engine.scheduling.taint_toleration import TaintToleration
 
 #: The priorities the step computes, in the weighted sum's order, each at weight 1.
 FUSED = (BalancedResource, LatencyAwareImageLocality, LocalityType, DataLocality, Capability)
+STEP_ENV = "SCALELAB_SKIPPY_STEP"  # "python": the step below; "compiled": the compiled twin or an error; unset/"auto": either
+STEP_MODULE = "engine.scheduling._skippy_step"
+MAX_IMAGES = 8  # the compiled pull seconds take pods of up to this many images (_skippy_step.pyx)
 
 
 def fuses(weighted: Sequence[tuple[Priority, float]]) -> bool:
@@ -51,6 +61,7 @@ class SkippyStep:
         self.balance, self.images, self.locality, self.data, self.capability = priorities
         self._cluster: weakref.ref | None = None
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
+        self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
 
     def _plain(self, cluster: Cluster) -> np.ndarray | None:
         """The no-storage mask when no taint and no pod limit can reject a node of ``cluster`` (both are fixed once
@@ -73,6 +84,15 @@ class SkippyStep:
             return None
         if pod.gpu_models and pod.gpus > 0:
             return None
+        if self.kernel is not None:
+            # below SMALL nodes every column is computed per pod: one compiled pass does it all. Above, the kept columns'
+            # numpy sums beat a scalar pass, but a new shape (no kept column yet) is one compiled pass that seeds them.
+            shape = (pod.cpu_millis, pod.memory)
+            seed = cluster.n >= SMALL and not pod.gpus and not self.balance.columns.holds(cluster, shape)
+            if cluster.n < SMALL or seed:
+                decided = self._compiled(cluster, pod, start, no_storage, seed)
+                if decided is not None:
+                    return decided
         n = cluster.n
         masks = []
         schedulable = cluster.schedulable
@@ -98,17 +118,7 @@ class SkippyStep:
         capability_raw, capability_score = (
             (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
         )
-        # the weighted sum of the general path at weight 1: the first scores as they are, then a new float array, then in place
-        total = balance
-        owned = False
-        for score in (image_score, locality, data_score, capability_score):
-            if score is nothing:
-                continue
-            if owned:
-                total += score
-            else:
-                total = score + total
-                owned = True
+        total = weighted_sum(balance, (image_score, locality, data_score, capability_score), nothing)
         results = [
             (BalancedResource.name, 1.0, balance, balance),
             (LatencyAwareImageLocality.name, 1.0, image_raw, image_score),
@@ -118,3 +128,115 @@ class SkippyStep:
         ]
         node = first_best_from(total, passes, start)
         return node, float(total[node]), feasible, EveryNodeScores(passes, start, total, results), masks, following
+
+    def _compiled(self, cluster: Cluster, pod: Pod, start: int, no_storage: np.ndarray, seed: bool) -> tuple | None:
+        """:meth:`decide` by the compiled twin (None: a raw value is not finite, the numpy step decides). The scores
+        that follow from kept raw values and the bounds are made when a breakdown asks (:class:`CompiledScores`).
+        ``seed``: keep the pod's fit mask and BalancedResource column (computed at every node) for its shape."""
+        n = cluster.n
+        kept = self.images.kept_row(cluster, pod)
+        if kept is not None:
+            image_raw = kept.row
+        elif len(pod.images) > MAX_IMAGES:
+            image_raw = pod_seconds(cluster, pod.images, slice(None), skippy=True)
+        else:  # several images: their pull seconds per pod (one image's are kept), in one compiled pass
+            images = []
+            for image in pod.images:
+                idx = cluster.image_index(image)
+                images.append((cluster.image_cached[idx], *cluster.image_size_table(idx)))
+            image_raw = self.kernel.pull_seconds(cluster.label_codes[ARCH], images, cluster.registry_bandwidth, np.empty(n))
+        edge = self.locality.edge_scores(cluster, SKIPPY_MAX)
+        data = self.data.column(cluster, pod)
+        capability = self.capability.column(cluster, pod)
+        fits, passes, balance = np.empty(n, bool), np.empty(n, bool), np.empty(n)
+        decided = self.kernel.decide(
+            cluster.cpu_free,
+            cluster.memory_free,
+            cluster.schedulable,
+            cluster.gpu_fits(pod),
+            no_storage if self.avoid_storage else None,
+            pod.cpu_millis,
+            pod.memory,
+            image_raw,
+            edge,
+            None if data is None else data.values,
+            None if capability is None else capability.values,
+            start,
+            fits,
+            passes,
+            balance,
+            seed,
+        )
+        if decided is None:
+            return None
+        if seed and decided[0]:
+            shape = (pod.cpu_millis, pod.memory)
+            self.fit.columns.seed(cluster, shape, fits)  # a pod without GPUs: its fit is the cpu/memory fit
+            self.balance.columns.seed(cluster, shape, balance)
+        feasible, node, best, following, cordoned, image_bounds, data_bounds, capability_bounds = decided
+        masks = [("NodeUnschedulable", cluster.schedulable.copy())] if cordoned else []
+        masks.append(("PodFitsResources", fits))
+        if self.avoid_storage:
+            masks.append(("NoStorageNode", no_storage))
+        if not feasible:
+            return None, 0.0, 0, None, masks, start
+        scores = CompiledScores(
+            passes, start, balance, (image_raw, image_bounds), edge, (data, data_bounds), (capability, capability_bounds)
+        )
+        return node, best, feasible, scores, masks, following
+
+
+def weighted_sum(balance: np.ndarray, scores: Sequence[np.ndarray], nothing: np.ndarray) -> np.ndarray:
+    """The general path's weighted sum at weight 1: the first scores as they are, then a new float array, then in place
+    (``nothing``, every node 0, is skipped)."""
+    total = balance
+    owned = False
+    for score in scores:
+        if score is nothing:
+            continue
+        if owned:
+            total += score
+        else:
+            total = score + total
+            owned = True
+    return total
+
+
+class CompiledScores(EveryNodeScores):
+    """:class:`EveryNodeScores` of a decision of the compiled step: the pull-seconds, data and capability scores and the
+    totals are made from the raw values it holds (kept rows are never changed while held) and the bounds over the
+    passing nodes when a breakdown first asks, with the numpy step's functions."""
+
+    def __init__(self, passes, start, balance, image, edge, data, capability):
+        self._passes, self._start = passes, start
+        self._parts = (balance, image, edge, data, capability)
+
+    @cached_property
+    def _priorities(self) -> list[tuple[str, float, np.ndarray, np.ndarray]]:
+        balance, (image_raw, (lo, hi)), edge, (data, data_bounds), (capability, capability_bounds) = self._parts
+        n = len(balance)
+        nothing = zero_scores(n)
+        image_score = nothing if hi == 0 else latency_scores(image_raw, lo, hi)
+        locality = nothing if edge is None else edge[:]
+        data_raw, data_score = (nothing, nothing) if data is None else (data.values, _min_max(data, data_bounds, True, nothing))
+        capability_raw, capability_score = (
+            (nothing, nothing) if capability is None else (capability.values, _min_max(capability, capability_bounds, False, nothing))
+        )
+        return [
+            (BalancedResource.name, 1.0, balance, balance),
+            (LatencyAwareImageLocality.name, 1.0, image_raw, image_score),
+            (LocalityType.name, 1.0, locality, locality),
+            (DataLocality.name, 1.0, data_raw, data_score),
+            (Capability.name, 1.0, capability_raw, capability_score),
+        ]
+
+    @cached_property
+    def _total(self) -> np.ndarray:
+        (_, _, balance, _), *rest = self._priorities
+        return weighted_sum(balance, [score for _, _, _, score in rest], zero_scores(len(balance)))
+
+
+def _min_max(column, bounds: tuple, inverse: bool, nothing: np.ndarray) -> np.ndarray:
+    """A :class:`StaticColumn`'s Skippy min-max scores with the ``bounds`` over the passing nodes."""
+    lo, hi = bounds
+    return nothing if lo == hi else column.min_max((lo, hi), inverse)

@@ -21,13 +21,16 @@ class StaticColumn:
 
     def __init__(self, values: np.ndarray):
         self.values = values
-        self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
-        self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
+        self._lowest: list[int] | None = None  # found at the first bounds asked (the compiled step finds its own)
+        self._highest: list[int] = []
         self._scores: dict[tuple, np.ndarray] = {}
 
     def bounds(self, scored: np.ndarray) -> tuple:
         """(min, max) of the values over the ``scored`` nodes (a mask over every node, at least one set)."""
         values = self.values
+        if self._lowest is None:
+            self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
+            self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
         lo = next((values[i] for i in self._lowest if scored[i]), None)
         hi = next((values[i] for i in self._highest if scored[i]), None)
         if lo is None or hi is None:

@@ -27,7 +27,6 @@ back to the head of the queue, so no job is lost or served twice.
 from __future__ import annotations
 
 import math
-import os
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
@@ -36,44 +35,23 @@ from types import MethodType
 
 import numpy as np
 
+from engine.core.compiled import chosen_module, compiled_module
 from engine.workload.arrivals import ArrivalStream
 from engine.workload.service import ServiceTimes
 
 JOBLOOP_ENV = "SCALELAB_JOBLOOP"  # "python": the loop below; "compiled": the compiled one or an error; unset/"auto": either
-_compiled: list = []  # [the compiled module or None], once per process
+JOBLOOP_MODULE = "engine.vmworld._jobloop"
 
 
 def compiled_loop():
     """The compiled job loop module, or None when it is not built or was built from another source than the .pyx
     beside it (a stale build is never used: its tables could differ)."""
-    if not _compiled:
-        module = None
-        try:
-            from engine.vmworld import _jobloop as module
-        except ImportError:
-            pass
-        if module is not None:
-            from hashlib import sha256
-            from pathlib import Path
-
-            source = Path(__file__).with_name("_jobloop.pyx")
-            if source.exists() and sha256(source.read_bytes()).hexdigest() != module.SOURCE_SHA256:
-                module = None
-        _compiled.append(module)
-    return _compiled[0]
+    return compiled_module(JOBLOOP_MODULE)
 
 
 def _chosen_loop():
     """The compiled loop module if it is to be used (see :data:`JOBLOOP_ENV`), else None."""
-    choice = os.environ.get(JOBLOOP_ENV, "auto").strip().lower() or "auto"
-    if choice == "python":
-        return None
-    if choice not in ("auto", "compiled"):
-        raise ValueError(f"{JOBLOOP_ENV}={choice!r}: allowed are 'auto', 'python', 'compiled'")
-    module = compiled_loop()
-    if module is None and choice == "compiled":
-        raise RuntimeError(f"{JOBLOOP_ENV}=compiled but engine.vmworld._jobloop is not built from the current source: run `make setup`")
-    return module
+    return chosen_module(JOBLOOP_MODULE, JOBLOOP_ENV)
 
 
 class Thread:

@@ -4,22 +4,47 @@ Two schedulers on identical clusters: one with the default configuration (which 
 the same default predicates explicitly (which makes it take the general path, predicate by predicate and priority by
 priority). Every decision -- node, score, feasible count, images to pull, next scan start, the scored nodes' totals
 and each priority's raw values and scores, the breakdown rows -- must be the same, on random clusters and pods
-(hypothesis), with pods removed, nodes cordoned and pods the Kubernetes predicates act on along the way.
+(hypothesis), with pods removed, nodes cordoned and pods the Kubernetes predicates act on along the way. The fused
+step runs both ways, as the numpy step (``SCALELAB_SKIPPY_STEP=python``) and as its compiled twin
+(engine/scheduling/_skippy_step.pyx, ``=compiled``); in CI (``CI=true``) the compiled twin must be built.
 """
 
 from __future__ import annotations
+
+import os
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.cluster.model import GPU_MODEL, REGION, Pod
+from engine.cluster.model import ARCH, GPU_MODEL, REGION, Pod
 from engine.cluster.pods import mixed_pods
 from engine.cluster.synth import cloud_regions
+from engine.core.compiled import compiled_module
 from engine.scheduling import Scheduler, SchedulerParams
+from engine.scheduling.image_locality import pod_seconds
 from engine.scheduling.predicates import default_predicates
-from engine.scheduling.skippy_step import SkippyStep
+from engine.scheduling.skippy_step import STEP_ENV, STEP_MODULE, SkippyStep
+
+BUILT = compiled_module(STEP_MODULE) is not None
+#: the fused step's two ways; the compiled one is skipped where it is not built, except in CI (where it must be)
+STEPS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="not built"))]
+
+
+@contextmanager
+def step_way(way: str):
+    """``SCALELAB_SKIPPY_STEP`` set to ``way`` while schedulers are made (a step reads it once, when it is made)."""
+    before = os.environ.get(STEP_ENV)
+    os.environ[STEP_ENV] = way
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[STEP_ENV]
+        else:
+            os.environ[STEP_ENV] = before
 
 
 def cluster_of(n: int, seed: int, storage: bool, edge: float, cached: float):
@@ -68,15 +93,18 @@ def skippy_balance_now(cluster, pod) -> np.ndarray:
     return np.where(np.maximum(cpu, memory) >= 1, 0.0, score)
 
 
-def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid: bool, pods: int) -> int:
-    """Schedule the same pods with both paths; returns how many decisions the fused step made."""
+def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid: bool, pods: int, way: str = "python") -> tuple[int, int]:
+    """Schedule the same pods with both paths, the fused step run ``way``; returns how many decisions the fused step
+    made and how many of them its compiled twin made."""
     fused_cluster, general_cluster = (cluster_of(n, seed, storage, edge, cached) for _ in range(2))
     params = SchedulerParams(avoid_storage_nodes=avoid)
-    fused = Scheduler(fused_cluster, params)
-    general = Scheduler(general_cluster, params, predicates=default_predicates(avoid))
-    assert fused.skippy_step() is not None and general.skippy_step() is None
+    with step_way(way):
+        fused = Scheduler(fused_cluster, params)
+        general = Scheduler(general_cluster, params, predicates=default_predicates(avoid))
+        assert fused.skippy_step() is not None and general.skippy_step() is None
     step = fused.skippy_step()
-    taken = 0
+    assert (step.kernel is not None) == (way == "compiled")
+    taken = compiled = 0
     decide = step.decide
 
     def counted(*args):
@@ -86,6 +114,16 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
         return result
 
     step.decide = counted
+    if step.kernel is not None:
+        kernel_step = step._compiled
+
+        def counted_kernel(*args):
+            nonlocal compiled
+            result = kernel_step(*args)
+            compiled += result is not None
+            return result
+
+        step._compiled = counted_kernel
     rng = np.random.default_rng(seed + 1)
     placed = []
     for k, pod in enumerate(mixed_pods(fused_cluster, pods, rng)):
@@ -111,7 +149,7 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
             node = int(rng.integers(n))
             value = not fused_cluster.schedulable[node]
             fused_cluster.schedulable[node] = general_cluster.schedulable[node] = value
-    return taken
+    return taken, compiled
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -124,13 +162,54 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
     avoid=st.booleans(),
 )
 def test_fused_step_decides_as_the_general_path(n, seed, storage, edge, cached, avoid):
-    assert run_pair(n, seed, storage, edge, cached, avoid, pods=60) > 30
+    taken, _ = run_pair(n, seed, storage, edge, cached, avoid, pods=60)
+    assert taken > 30
 
 
+@pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="the compiled Skippy step is not built (make setup builds it)")
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(4, 160),
+    seed=st.integers(0, 2**16),
+    storage=st.booleans(),
+    edge=st.sampled_from([0.0, 0.3, 1.0]),
+    cached=st.sampled_from([0.0, 0.1, 0.6]),
+    avoid=st.booleans(),
+)
+def test_compiled_step_decides_as_the_general_path(n, seed, storage, edge, cached, avoid):
+    """The compiled twin against the general path (the numpy step is checked against it above): every decision of the
+    fused step on these small clusters is the compiled one's."""
+    taken, compiled = run_pair(n, seed, storage, edge, cached, avoid, pods=60, way="compiled")
+    assert taken > 30 and compiled == taken
+
+
+@pytest.mark.parametrize("way", STEPS)
 @pytest.mark.parametrize("n", [1000, 5000])
-def test_fused_step_on_large_clusters_with_kept_columns(n):
-    """5,000 nodes: the per-shape columns of the fit and BalancedResource are kept and patched between pods."""
-    assert run_pair(n, n, storage=True, edge=0.2, cached=0.05, avoid=True, pods=150) > 100
+def test_fused_step_on_large_clusters_with_kept_columns(n, way):
+    """5,000 nodes: the per-shape columns of the fit and BalancedResource are kept and patched between pods (the
+    compiled twin decides the first pod of each shape there, and seeds those columns)."""
+    taken, compiled = run_pair(n, n, storage=True, edge=0.2, cached=0.05, avoid=True, pods=150, way=way)
+    assert taken > 100
+    if way == "compiled":
+        assert compiled == taken if n < 4096 else 0 < compiled < taken
+
+
+def test_compiled_step_is_built_in_ci():
+    """CI builds it from a clean clone (make test runs make setup): if it is missing there, say so."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("only checked in CI (CI=true)")
+    assert BUILT, "engine/scheduling/_skippy_step.pyx is not built (or stale): make setup must build it"
+
+
+def test_the_step_way_is_chosen_by_the_environment():
+    cluster = cluster_of(60, 3, True, 0.2, 0.1)
+    with step_way("python"):
+        assert Scheduler(cluster, SchedulerParams()).skippy_step().kernel is None
+    with step_way("sideways"), pytest.raises(ValueError, match=STEP_ENV):
+        Scheduler(cluster, SchedulerParams()).skippy_step()
+    if BUILT:
+        with step_way("compiled"):
+            assert Scheduler(cluster, SchedulerParams()).skippy_step().kernel is not None
 
 
 @pytest.mark.parametrize(
@@ -162,3 +241,20 @@ def test_gpu_model_pods_and_tainted_clusters_take_the_general_path():
     pod = mixed_pods(cluster, 1, np.random.default_rng(0))[0]
     assert step.decide(cluster, pod, 0) is not None
     assert step.decide(cluster, Pod(pod.name, pod.containers, gpus=1, gpu_models=(cluster.label_values[GPU_MODEL][0],)), 0) is None
+
+
+@pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="the compiled Skippy step is not built (make setup builds it)")
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), images=st.lists(st.integers(0, 5), min_size=1, max_size=8), cached=st.sampled_from([0.0, 0.3, 0.9]))
+def test_compiled_pull_seconds_are_the_numpy_ones(seed, images, cached):
+    """Pods of several images (their pull seconds are made per pod): the compiled ones against the numpy ones, with
+    images lacking some nodes' arch (Skippy's first-arch fallback carried to the pod's later images) and an image of
+    no arch at all."""
+    cluster = cluster_of(40, seed, True, 0.3, cached)
+    cluster.registry.add("scalelab/no-arch:1.0", {})
+    names = [*cluster.registry.names]
+    pod_images = tuple(names[i % len(names)] for i in images)
+    step = compiled_module(STEP_MODULE)
+    entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in map(cluster.image_index, pod_images)]
+    got = step.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, np.empty(cluster.n))
+    assert np.array_equal(got, pod_seconds(cluster, pod_images, slice(None), skippy=True))
