@@ -14,10 +14,17 @@ if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
 stamp="$venv/.scalelab-installed"
+# pip's output (setuptools' editable-install banners, the build's compiler lines) goes to a log; a failure prints its tail.
+quiet_pip() {
+  if ! "$venv/bin/python" -m pip "$@" >"$venv/.setup-pip.log" 2>&1; then
+    tail -n 20 "$venv/.setup-pip.log" >&2
+    echo "setup: pip $* failed (whole log: $venv/.setup-pip.log)" >&2
+  fi
+}
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing scalelab and its dependencies into $venv" >&2
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "is ignored" >&2 || true
+  quiet_pip install -q --disable-pip-version-check -e ".[test]"
   "$venv/bin/python" -c 'import engine, panel, simpy' || { echo "setup: installation failed" >&2; exit 1; }
   touch "$stamp"
 fi
@@ -34,7 +41,7 @@ for pyx in $(find engine -name '*.pyx' | sort); do
 done
 if [ -n "$rebuild" ]; then
   echo "setup: building the compiled twins ($rebuild )" >&2
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e . 2>&1 | grep -v "is ignored" >&2 || true
+  quiet_pip install -q --disable-pip-version-check --no-deps -e .
   touch "$tried"
 fi
 "$venv/bin/python" - >&2 <<'PY'
@@ -45,5 +52,5 @@ from engine.core.compiled import compiled_module
 for pyx in sorted(Path("engine").rglob("*.pyx")):
     name = ".".join(pyx.with_suffix("").parts)
     if compiled_module(name) is None:
-        print(f"setup: {name} is not built from {pyx} (no C compiler?): the engine runs its pure-Python twin")
+        print(f"setup: {name} is not built from {pyx} (no C compiler? see .venv/.setup-pip.log): the engine runs its pure-Python twin")
 PY
