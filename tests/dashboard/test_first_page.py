@@ -79,3 +79,19 @@ def test_a_served_first_document_holds_the_tab_on_screen_and_the_rest_follows_at
     assert d.events.table.object.count("<tr class=") > 0
     assert [p.object.name for p in grid] == [f"ts-{name}" for name in ("queue", "time_left", "workers", "rates", "waits", "vm_hours")]
     d.stop()
+
+
+def test_a_served_functions_page_sends_the_top_row_of_function_plots_first_and_the_rest_at_onload(monkeypatch):
+    """The functions world's first document (d18-first5): the Functions tab's top two plots with the first minutes; the
+    other three are made at onload, with the rows drawn so far."""
+    waiting: list = []
+    monkeypatch.setattr(pn.state, "onload", lambda callback, threaded=False: waiting.append(callback))
+    d = Dashboard("faas-basic")
+    d.page()
+    fn = d.tabset.active_view().view.plots
+    names = [p.object.name for p in fn.layout]
+    assert names == ["fn-rps", "fn-latency"] and fn.held() and min(fn.held().values()) >= 2
+    for callback in waiting:
+        callback()
+    assert len(fn.layout) == 5 and all(len(p.object.renderers) for p in fn.layout)
+    d.stop()
