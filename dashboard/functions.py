@@ -172,7 +172,23 @@ class FunctionPlots:
         self.built = tuple(self.current)
         self.streams = {f: self.streams[f] for f in self.built}
         self.figures = {}
-        for name, (title, ylabel, columns, log) in FUNCTION_PLOTS.items():
+        names = list(FUNCTION_PLOTS)
+        # a served page's first document holds the top row; the other plots are made and join once it has its first frame
+        # (Panel's onload; at once in a notebook, a test or a page already loaded)
+        self.layout[:] = self._add_figures(names[:2])
+        built = self.built
+        pn.state.onload(lambda: self._more_figures(built, names[2:]))
+
+    def _more_figures(self, built: tuple[str, ...], names: list[str]) -> None:
+        if built == self.built and not set(names) & set(self.figures):  # not made again for another run meanwhile
+            with pn.io.hold():
+                self.layout.extend(self._add_figures(names))
+                self.fit()
+
+    def _add_figures(self, names: list[str]) -> list[pn.pane.Bokeh]:
+        """The plots ``names`` of the run's functions, made and kept; their panes."""
+        for name in names:
+            title, ylabel, columns, log = FUNCTION_PLOTS[name]
             fig = time_figure(f"{self.prefix}-{FIGURES[name]}", title, ylabel, self.x_range, log=log)
             for i, f in enumerate(self.built):
                 for j, (col, suffix) in enumerate(columns):
@@ -181,7 +197,7 @@ class FunctionPlots:
                     )
             style_legend(fig, ncols=len(columns) if len(columns) > 1 else 4)
             self.figures[name] = fig
-        self.layout[:] = [pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=PLOT_HEIGHT) for fig in self.figures.values()]
+        return [pn.pane.Bokeh(self.figures[name], sizing_mode="stretch_width", min_height=PLOT_HEIGHT) for name in names]
 
     def held(self) -> dict[str, int]:
         """Rows on screen per function."""

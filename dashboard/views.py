@@ -148,10 +148,18 @@ class TimeSeriesView(pn.viewable.Viewer):
         self.panes = {
             name: pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_height=plots.PLOT_HEIGHT) for name, fig in self.plots.figures.items()
         }
-        self.layout = pn.GridBox(*self.panes.values(), ncols=2, sizing_mode="stretch_width")
+        # a served page's first document holds the primary group's plots (the top of the grid); the secondary group's
+        # join once the page has its first frame (Panel's onload; at once in a notebook, a test, a page already loaded)
+        primary = [self.panes[name] for name in liveplots.group_plots(GROUPS[0])]
+        self.layout = pn.GridBox(*primary, ncols=2, sizing_mode="stretch_width")
+        pn.state.onload(self._show_secondary)
         self._reason = "period"  # why the drawing round in progress started (see dashboard.tabs.ROUND_REASONS)
         self._rounds = 0  # periodic rounds since the secondary group was last streamed
         self._secondary_next = False  # the next flush (the round's second tick) streams the secondary group
+
+    def _show_secondary(self) -> None:
+        with pn.io.hold():
+            self.layout.extend(self.panes[name] for name in liveplots.group_plots(GROUPS[1]))
 
     def clear(self) -> None:
         """Empty every plot for a new run (reset, replay, scenario switch), and its axes with it: the plots stay, their

@@ -59,20 +59,39 @@ def test_a_served_page_builds_its_links_world_only_with_the_links_values_in_unop
 
 
 def test_a_served_first_document_holds_the_tab_on_screen_and_the_rest_follows_at_onload(monkeypatch):
-    """What a served page sends first (d18-first4): the Live tab's plots with the first minutes, no sidebar card, no
-    Placement view, no event-log row; the page's onload (here run by hand, as Panel runs it once the browser has the
+    """What a served page sends first (d18-first4, d18-first5): the Live tab's primary plots with the first minutes, no
+    sidebar card, no Placement view, no event-log row; the page's onload (here run by hand, as Panel runs it once the browser has the
     first frame) brings the sidebar's cards and the log's rows."""
     waiting: list = []
     monkeypatch.setattr(pn.state, "onload", lambda callback, threaded=False: waiting.append(callback))
     d = Dashboard("default")
-    template = d.page()
+    page = d.page()
     assert d.live_tab.series.streams["live"].rows() >= 2  # the first minutes are drawn
     made = d.ctx.parts.made
     assert "placement_tab" not in made and not {"run_card", "fault_card", "controls"} & made
     assert not len(d.sidebar) and "<tr class=" not in d.events.table.object
-    assert template.sidebar.objects == [d.sidebar]
+    grid = d.live_tab.series.layout  # the primary group's three plots; the secondary group's follow at onload
+    assert [p.object.name for p in grid] == ["ts-queue", "ts-time_left", "ts-workers"]
+    assert d.sidebar in page.select(pn.Column) and d.main in page.select(pn.Column)  # one plain column: the shell
     for callback in waiting:
         callback()
     assert len(d.sidebar) == 4 and "autoscaler" in d.controls.filled
     assert d.events.table.object.count("<tr class=") > 0
+    assert [p.object.name for p in grid] == [f"ts-{name}" for name in ("queue", "time_left", "workers", "rates", "waits", "vm_hours")]
+    d.stop()
+
+
+def test_a_served_functions_page_sends_the_top_row_of_function_plots_first_and_the_rest_at_onload(monkeypatch):
+    """The functions world's first document (d18-first5): the Functions tab's top two plots with the first minutes; the
+    other three are made at onload, with the rows drawn so far."""
+    waiting: list = []
+    monkeypatch.setattr(pn.state, "onload", lambda callback, threaded=False: waiting.append(callback))
+    d = Dashboard("faas-basic")
+    d.page()
+    fn = d.tabset.active_view().view.plots
+    names = [p.object.name for p in fn.layout]
+    assert names == ["fn-rps", "fn-latency"] and fn.held() and min(fn.held().values()) >= 2
+    for callback in waiting:
+        callback()
+    assert len(fn.layout) == 5 and all(len(p.object.renderers) for p in fn.layout)
     d.stop()
