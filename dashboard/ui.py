@@ -28,7 +28,6 @@ from dashboard.header import HEADER_CSS, HINT, STATUS_CSS, status_html
 from dashboard.links import LinkResult, apply_link, link_query, link_start
 from dashboard.livecontrols import LiveControls
 from dashboard.offloop import off_loop
-from dashboard.pageshell import app_page
 from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
@@ -186,16 +185,34 @@ class Dashboard(pn.viewable.Viewer):
         self.tabset.show(title if title in self.tabset.titles else self.tabset.titles[0])
 
     # -- the page ------------------------------------------------------------------------------------------------------
-    def page(self, title: str = "scalelab") -> pn.Column:
-        """The served app: a header with the run state over the sidebar and the tabs (one plain column, no template:
-        :mod:`dashboard.pageshell`). The first simulated minutes are drawn before the page is sent, so its first
-        document already holds data; the sidebar's cards join at start (after the first frame)."""
+    def page(self, title: str = "scalelab") -> pn.template.BootstrapTemplate:
+        """The dashboard in a template (the served app): header with the run state, fixed sidebar, tabs. The first
+        simulated minutes are drawn before the page is sent, so its first document already holds data."""
         self.warm_up()
-        title_html = f"<div class='app-title'>{html.escape(title)}: how clusters schedule and autoscale</div><div class='app-hint'>{html.escape(HINT)}</div>"
-        header = [pn.pane.HTML(title_html, stylesheets=[HEADER_CSS], margin=(0, 20, 0, 0)), self.status]
-        self._layout = app_page(header, self.sidebar, self.main)
+        header = pn.Row(
+            pn.pane.HTML(
+                f"<div class='app-title'>scalelab: how clusters schedule and autoscale</div><div class='app-hint'>{html.escape(HINT)}</div>",
+                stylesheets=[HEADER_CSS],
+                margin=(0, 20, 0, 0),
+            ),
+            self.status,
+            sizing_mode="stretch_width",
+        )
+        self._layout = self.main  # the template holds the sidebar and the header
+        # the served page's first document holds the header and the tab on screen with its first minutes; the sidebar's
+        # cards are made and join at start, after the first frame (a fifth of the page's models: fewer to make, walk and
+        # send first)
+        template = pn.template.BootstrapTemplate(
+            title=title,
+            header=[header],
+            sidebar=[self.sidebar],
+            main=[self.main],
+            sidebar_width=370,
+            header_background="#24476b",
+            busy_indicator=None,
+        )
         pn.state.onload(self.start)
-        return self._layout
+        return template
 
     def warm_up(self, until: float = WARM_UP, budget: float = WARM_UP_BUDGET) -> None:
         """Simulate the first ``until`` seconds, at least five samples (within ``budget`` wall seconds), and draw them
