@@ -18,12 +18,15 @@ With ``--floor`` a third server, in a process of its own, serves the floor: a ba
 (``pn.template.BootstrapTemplate``) holding one Bokeh figure whose ``ColumnDataSource`` has its first rows in the first
 document and streams a row per 100 ms after the page loads (as ours does), measured the same way, its pages
 alternating with ours. ``ours / floor`` then says how much of the 1.0 s goal the libraries alone take here.
+``--floor template plain`` adds a second floor, the same figure in a plain ``pn.Column`` page (no template: Panel's
+own page, one root), named ``floor-plain``: what the template itself costs.
 
 The servers are killed at the end (never shut down while a session's callback may still be scheduled).
 
     python benchmarks/dashboard_first_data.py                  # 5 pages per world
     python benchmarks/dashboard_first_data.py --pages 3 --worlds default --peer main
     python benchmarks/dashboard_first_data.py --pages 3 --peer main --floor   # and the libraries' floor
+    python benchmarks/dashboard_first_data.py --pages 3 --floor template plain   # and the floor without a template
 
 Goal (issue 18; printed, never asserted): first data <= 1.0 s at load <= 1. Last line: ``RESULT {json}``.
 """
@@ -84,9 +87,14 @@ def serve(port: int, built_log: str) -> None:
     pn.serve({"/": app}, port=port, address="127.0.0.1", show=False, threaded=False, title="scalelab")
 
 
-def serve_floor(port: int, built_log: str) -> None:
-    """The floor: a bare Panel page in the dashboard's template with one Bokeh figure over a ``ColumnDataSource`` that
-    holds its first rows in the first document and streams one row per period once the page has loaded."""
+#: The floors' shells: the dashboard's template, or Panel's own page around a plain column (one root).
+FLOOR_SHELLS = ("template", "plain")
+
+
+def serve_floor(port: int, built_log: str, shell: str = "template") -> None:
+    """The floor: a bare Panel page in the dashboard's template (``shell="plain"``: a plain column, no template) with one
+    Bokeh figure over a ``ColumnDataSource`` that holds its first rows in the first document and streams one row per
+    period once the page has loaded."""
     import panel as pn
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
@@ -100,9 +108,11 @@ def serve_floor(port: int, built_log: str) -> None:
         )
         fig = figure(name=f"{FLOOR_PREFIX}queue", height=260, sizing_mode="stretch_width", x_axis_label="time (s)")
         fig.line("time", "y", source=source)
-        template = pn.template.BootstrapTemplate(
-            title="floor", main=[pn.pane.Bokeh(fig, sizing_mode="stretch_width")], header_background="#24476b", busy_indicator=None
-        )
+        plot = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
+        if shell == "plain":
+            template = pn.Column(plot, sizing_mode="stretch_width")
+        else:
+            template = pn.template.BootstrapTemplate(title="floor", main=[plot], header_background="#24476b", busy_indicator=None)
 
         def stream() -> None:
             t = source.data["time"][-1] + 10.0
@@ -116,7 +126,7 @@ def serve_floor(port: int, built_log: str) -> None:
     pn.serve({"/": app}, port=port, address="127.0.0.1", show=False, threaded=False, title="floor")
 
 
-def profile_html(world: str, pages: int, top: int, floor: bool = False, out: str | None = None) -> None:
+def profile_html(world: str, pages: int, top: int, floor: str = "", out: str | None = None) -> None:
     """cProfile (process CPU clock; Python 3.12's profiler sees every thread) of the served app from the request to the
     HTML answer, plain HTTP fetches of ``?scenario=world`` (no browser), summed over ``pages`` after a warm one; prints
     the ``top`` functions by cumulative time and the request's process CPU (``out``: the stats written there too)."""
@@ -129,7 +139,7 @@ def profile_html(world: str, pages: int, top: int, floor: bool = False, out: str
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
-    target = serve_floor if floor else serve
+    target = (lambda port, log: serve_floor(port, log, floor)) if floor else serve
 
     def run() -> None:  # the server's own event loop, in its thread
         import asyncio
@@ -178,14 +188,15 @@ def _cpu(pid: int) -> float:
 class Server:
     """One tree's app served in a process of its own (this tree, or a peer's checkout): its CPU is that process's."""
 
-    def __init__(self, name: str, tree: Path, tmp: Path, floor: bool = False):
+    def __init__(self, name: str, tree: Path, tmp: Path, floor: str = ""):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.name, self.built, self.floor = name, tmp / f"built-{name}.txt", floor
         self.built.write_text("")
         env = {**os.environ, "PYTHONPATH": str(tree)}
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-floor" if floor else "--serve", str(self.port), str(self.built)]
+        serve_args = ["--serve-floor", str(self.port), str(self.built), floor] if floor else ["--serve", str(self.port), str(self.built)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), *serve_args]
         self.proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:  # listening?
@@ -250,16 +261,17 @@ def _summary(rows: list[dict]) -> dict:
     return out
 
 
-def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str, floor: bool = False) -> dict:
+def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str, floors: tuple[str, ...] = ()) -> dict:
     """Per world, per tree: medians of ``pages`` fresh pages after one warm page; the trees' pages alternate (same load).
-    ``floor``: the floor page as a tree named ``floor`` too (the same page for every world)."""
+    ``floors``: each floor page's shell as a tree too (``floor``, ``floor-plain``; the same page for every world)."""
     from playwright.sync_api import sync_playwright
 
-    out: dict = {tree: {} for tree in [*trees, *(["floor"] if floor else [])]}
+    names = {shell: "floor" if shell == "template" else f"floor-{shell}" for shell in floors}
+    out: dict = {tree: {} for tree in [*trees, *names.values()]}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         servers = [Server(name, tree, Path(tmp)) for name, tree in trees.items()]
-        if floor:
-            servers.append(Server("floor", ROOT, Path(tmp), floor=True))
+        for shell, floor_name in names.items():
+            servers.append(Server(floor_name, ROOT, Path(tmp), floor=shell))
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
             for name in worlds:
@@ -286,33 +298,38 @@ def main() -> None:
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--peer", default=None, help="also this git ref's tree (main, a branch, a commit), its pages alternating with ours")
     ap.add_argument(
-        "--floor", action="store_true", help="also the floor: a bare Panel page in the same template, one streamed Bokeh figure"
+        "--floor",
+        nargs="*",
+        choices=FLOOR_SHELLS,
+        default=None,
+        help="also the floor: a bare Panel page in the same template, one streamed Bokeh figure ('plain': without a template)",
     )
     ap.add_argument("--serve", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # a tree's server process
-    ap.add_argument("--serve-floor", nargs=2, metavar=("PORT", "BUILT_LOG"), help=argparse.SUPPRESS)  # the floor's
+    ap.add_argument("--serve-floor", nargs=3, metavar=("PORT", "BUILT_LOG", "SHELL"), help=argparse.SUPPRESS)  # a floor's
     ap.add_argument("--profile", metavar="WORLD", help="cProfile the server from request to HTML answer for this world, then exit")
     ap.add_argument("--top", type=int, default=60, help="functions shown by --profile (0: no profiler, the request's CPU only)")
     ap.add_argument("--profile-out", default=None, help="--profile's stats written to this file (pstats)")
     args = ap.parse_args()
+    floors = tuple(dict.fromkeys(args.floor or ["template"])) if args.floor is not None else ()
     if args.profile:
-        profile_html(args.profile, args.pages, args.top, floor=args.floor, out=args.profile_out)
+        profile_html(args.profile, args.pages, args.top, floor=floors[0] if floors else "", out=args.profile_out)
         return
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
         return
     if args.serve_floor:
-        serve_floor(int(args.serve_floor[0]), args.serve_floor[1])
+        serve_floor(int(args.serve_floor[0]), args.serve_floor[1], args.serve_floor[2])
         return
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this": ROOT}
         if args.peer:
             trees["peer"] = export_ref(args.peer, Path(tmp))
-        result = measure(trees, args.worlds, args.pages, args.chromium, floor=args.floor)
+        result = measure(trees, args.worlds, args.pages, args.chromium, floors=floors)
     for tree, worlds in result.items():
         for name, r in worlds.items():
             print(
-                f"{tree:5} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
+                f"{tree:11} {name:11} first data {r['first_data_s']:.2f} s median, {r['first_data_p95_s']:.2f} s p95 (html {r['html_s']:.2f} s, "
                 f"document {r['doc_s']:.2f} s); server CPU {r['server_cpu_s']:.2f} s (to the HTML {r['server_html_cpu_s']:.2f} s, session {r['session_cpu_s']:.2f} s); "
                 f"Chromium tasks {r['TaskDuration']:.2f} s, script {r['ScriptDuration']:.2f} s, layout {r['LayoutDuration']:.2f} s, "
                 f"style {r['RecalcStyleDuration']:.2f} s, {r['Nodes']:.0f} DOM nodes; load {r['load'][0]}-{r['load'][1]}"
@@ -322,18 +339,19 @@ def main() -> None:
     out["goal_met"] = out["first_data_s"] <= 1.0
     if args.peer:
         out["peer"] = {"ref": args.peer, **result["peer"]}
-    if args.floor:
-        out["floor"] = result["floor"]
-        out["floor_first_data_s"] = max(r["first_data_s"] for r in result["floor"].values())
-        out["over_floor"] = {}
+    for floor_name in (k for k in result if k.startswith("floor")):
+        floor = result[floor_name]
+        out[floor_name] = floor
+        out[f"{floor_name}_first_data_s"] = max(r["first_data_s"] for r in floor.values())
+        over = out["over_floor" if floor_name == "floor" else f"over_{floor_name}"] = {}
         for name, r in result["this"].items():
-            f = result["floor"][name]
+            f = floor[name]
             ratios = {
                 k: round(r[k] / f[k], 2) if f[k] else float("nan") for k in ("first_data_s", "server_html_cpu_s", "TaskDuration", "Nodes")
             }
-            out["over_floor"][name] = ratios
+            over[name] = ratios
             print(
-                f"ours / floor {name:11} first data {ratios['first_data_s']:.2f}x ({r['first_data_s']:.2f} / {f['first_data_s']:.2f} s), "
+                f"ours / {floor_name} {name:11} first data {ratios['first_data_s']:.2f}x ({r['first_data_s']:.2f} / {f['first_data_s']:.2f} s), "
                 f"server CPU to the HTML {ratios['server_html_cpu_s']:.2f}x, Chromium tasks {ratios['TaskDuration']:.2f}x, "
                 f"DOM nodes {ratios['Nodes']:.2f}x"
             )
