@@ -23,7 +23,7 @@ quiet_pip() {
 }
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing scalelab and its dependencies into $venv" >&2
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
+  quiet_pip install -q --disable-pip-version-check --upgrade pip  # a failure (no registry) leaves the venv's own pip
   quiet_pip install -q --disable-pip-version-check -e ".[test]"
   "$venv/bin/python" -c 'import engine, panel, simpy' || { echo "setup: installation failed" >&2; exit 1; }
   touch "$stamp"

@@ -134,6 +134,62 @@ cdef int _heapreplace(list heap, object item) except -1:
     return 0
 
 
+cdef class _Starts:
+    """What starting one job touches, shared by the loop over re-queued jobs and the loop over fresh arrivals: the
+    heap, the service draws (times the mean) and the sequence number, the waits and the job rows."""
+
+    cdef object flow, service, mean, rows
+    cdef list heap, sbuf, waits
+    cdef Py_ssize_t si, nsbuf
+    cdef long long seq
+    cdef bint uniform, recording
+
+    def __cinit__(self, flow):
+        self.flow = flow
+        self.heap = flow._heap
+        self.service = flow.service
+        self.mean = self.service.mean  # parameters cannot change inside one advance
+        self.si = self.service.i
+        self.sbuf = flow._scaled_draws(self.mean)
+        self.nsbuf = PyList_GET_SIZE(self.sbuf)
+        self.uniform = flow._uniform
+        self.seq = flow._seq
+        self.waits = flow.waits
+        self.rows = flow.rows
+        self.recording = self.rows is not None
+
+    cdef int start(self, Thread th, double start, object arrival_obj, object jid) except -1:
+        """Thread ``th`` (the heap's head) takes job ``jid`` (arrived at ``arrival_obj``) at ``start``."""
+        cdef object w = th.worker
+        cdef double s, end
+        if self.si >= self.nsbuf:
+            self.service.refill()
+            self.sbuf = self.flow._scaled_draws(self.mean)
+            self.si, self.nsbuf = 0, PyList_GET_SIZE(self.service.buf)
+        if self.uniform:
+            s = <double><object>PyList_GET_ITEM(self.sbuf, self.si)
+        else:
+            s = _service_on(w, <double><object>PyList_GET_ITEM(self.sbuf, self.si))
+        self.si += 1
+        end = start + s
+        self.seq += 1
+        end_obj = end
+        _heapreplace(self.heap, (end_obj, self.seq, th))
+        th.free_at = end
+        th.job = (jid, arrival_obj)
+        _account(w, s)
+        self.waits.append(start - <double>arrival_obj)
+        if self.recording:
+            th.row = len(self.rows)
+            self.rows.append([jid, arrival_obj, start, end_obj, w.vm_id, False, NAN])
+        return 0
+
+    cdef void store(self):
+        """Hand the draw position and the sequence number back to the flow (before anything else reads them)."""
+        self.flow._seq = self.seq
+        self.service.i = self.si
+
+
 def advance(flow, double t, bint to_t):
     """:meth:`JobFlow._advance(t, to_t) <engine.vmworld.jobs.JobFlow._advance>`, compiled: read that method first."""
     arrivals = flow.arrivals
@@ -144,22 +200,13 @@ def advance(flow, double t, bint to_t):
     cdef Py_ssize_t first
     cdef long long base = flow._base
     cdef Py_ssize_t nbuf = PyList_GET_SIZE(buf)
-    cdef list waits = flow.waits
-    rows = flow.rows
-    cdef bint recording = rows is not None
-    service = flow.service
-    mean = service.mean  # parameters cannot change inside this call
-    cdef Py_ssize_t si = service.i
-    cdef list sbuf = flow._scaled_draws(mean)
-    cdef Py_ssize_t nsbuf = PyList_GET_SIZE(sbuf)
-    cdef bint uniform = flow._uniform
-    cdef long long seq = flow._seq
+    cdef _Starts starts = _Starts(flow)
     cdef long long started = 0
     cdef bint dispatching = flow.dispatching
     cdef double cp = flow.checkpoint
-    cdef double limit, free_at, ready, arrival, start, s, end
+    cdef double limit, free_at, ready, arrival, start
     cdef bint at_cp
-    cdef object entry, w, arrival_obj, end_obj, jid
+    cdef object entry, arrival_obj, jid
     cdef Thread th
     while True:
         at_cp = cp < t
@@ -190,30 +237,9 @@ def advance(flow, double t, bint to_t):
             start = ready if ready > free_at else free_at
             if start > limit:
                 break
-            w = th.worker
-            if si >= nsbuf:
-                service.refill()
-                sbuf = flow._scaled_draws(mean)
-                si, nsbuf = 0, PyList_GET_SIZE(service.buf)
-            if uniform:
-                s = <double><object>PyList_GET_ITEM(sbuf, si)
-            else:
-                s = _service_on(w, <double><object>PyList_GET_ITEM(sbuf, si))
-            si += 1
-            end = start + s
-            seq += 1
-            end_obj = end
-            _heapreplace(heap, (end_obj, seq, th))
-            th.free_at = end
-            th.job = (jid, arrival_obj)
+            starts.start(th, start, arrival_obj, jid)
             requeued.popleft()
             started += 1
-            _account(w, s)
-            arrival = arrival_obj
-            waits.append(start - arrival)
-            if recording:
-                th.row = len(rows)
-                rows.append([jid, arrival_obj, start, end_obj, w.vm_id, False, NAN])
         if dispatching and heap and not requeued:  # then fresh arrivals, in order: the hot loop
             first = bi
             while bi < nbuf:
@@ -232,34 +258,14 @@ def advance(flow, double t, bint to_t):
                 start = arrival if arrival > free_at else free_at
                 if start > limit:  # (an arrival after limit starts after it)
                     break
-                w = th.worker
-                if si >= nsbuf:
-                    service.refill()
-                    sbuf = flow._scaled_draws(mean)
-                    si, nsbuf = 0, PyList_GET_SIZE(service.buf)
-                if uniform:
-                    s = <double><object>PyList_GET_ITEM(sbuf, si)
-                else:
-                    s = _service_on(w, <double><object>PyList_GET_ITEM(sbuf, si))
-                si += 1
-                end = start + s
-                seq += 1
-                end_obj = end
-                _heapreplace(heap, (end_obj, seq, th))
-                th.free_at = end
-                jid = base + bi
-                th.job = (jid, arrival_obj)
+                starts.start(th, start, arrival_obj, base + bi)
                 bi += 1
-                _account(w, s)
-                waits.append(start - arrival)
-                if recording:
-                    th.row = len(rows)
-                    rows.append([jid, arrival_obj, start, end_obj, w.vm_id, False, NAN])
             started += bi - first
         if not at_cp:
             break
         # a checkpoint: what reads the queue there sees it as it is at cp
-        flow._bi, flow._seq, service.i = bi, seq, si
+        flow._bi = bi
+        starts.store()
         flow.started += started
         started = 0
         flow.checkpoint = INFINITY  # nothing called from there may come back here
@@ -267,6 +273,5 @@ def advance(flow, double t, bint to_t):
         flow.checkpoint = cp
         bi, base, nbuf = flow._bi, flow._base, PyList_GET_SIZE(buf)  # a reader may have dropped old arrivals
     flow._bi = bi
-    flow._seq = seq
-    service.i = si
+    starts.store()
     flow.started += started
