@@ -55,6 +55,6 @@ def test_panel_serve_runs_a_notebook_that_ends_in_a_servable(page):
         page.wait_for_function(
             "() => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return false;"
             " for (const m of d._all_models.values()) if (m.renderers && m.renderers.length) return true; return false; }",
-            timeout=180000,  # the notebook runs its simulations when the page is asked for
+            timeout=GUARD_MS,  # the notebook runs its simulations when the page is asked for
         )
         assert not errors, errors

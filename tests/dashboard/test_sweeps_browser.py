@@ -89,7 +89,7 @@ def test_start_a_sweep_see_points_arrive_click_one_and_it_opens_live_with_its_pa
         f"() => {{ window.__counts = []; setInterval(() => {{ const p = ({JS_POINTS})(); window.__counts.push(p ? p.length : 0); }}, 50); }}"
     )
     page.locator(".sweep-start .bk-btn").first.click()
-    page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=90000)
+    page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=GUARD_MS)
     wait_until(lambda: explorer.running is None, page, timeout=GUARD_MS)
     counts = page.evaluate("() => window.__counts")
     arrived = sorted({c for c in counts if c > 0})
@@ -141,7 +141,7 @@ def test_panel_serve_starts_a_sweep_from_the_tab_on_its_own_localcluster(page, s
         page.goto(f"http://127.0.0.1:{port}/app", wait_until="domcontentloaded")
         page.locator(".bk-tab", has_text="Sweeps").click()
         page.locator(".sweep-start .bk-btn").first.click()
-        page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=120000)
+        page.wait_for_function(f"() => {{ const p = ({JS_POINTS})(); return p && p.length === 6; }}", timeout=GUARD_MS)
         assert not errors, errors
     assert len(list((out / "browser-sweep" / "runs").glob("*.parquet"))) >= 1
 
