@@ -113,7 +113,7 @@ cdef object _heappop(list heap):
 
 
 def single_slot_loop(list buf, Py_ssize_t bi, double h, list slots, list idle, list c_rep, list c_exec, bint keep,
-                     long long seq, is_full, list rejected):
+                     long long seq, at_limit, list rejected):
     """:func:`engine.faas.dispatch.single_slot_loop`, compiled: read that function (and ``free_instance``) first."""
     cdef Py_ssize_t n = PyList_GET_SIZE(buf)
     cdef double a, e, end, free
@@ -121,6 +121,7 @@ def single_slot_loop(list buf, Py_ssize_t bi, double h, list slots, list idle, l
     cdef list eb, heap
     cdef object r, a_obj, end_obj, e_obj
     cdef bint found
+    cdef int full = -1  # at the instance limit: asked once, when first needed
     while bi < n:
         a_obj = <object>PyList_GET_ITEM(buf, bi)
         a = _as_double(a_obj)
@@ -142,7 +143,9 @@ def single_slot_loop(list buf, Py_ssize_t bi, double h, list slots, list idle, l
                 seq += 1
                 _heappush(slots, (r.heap[0], seq, r))
         if not found:
-            if not is_full():
+            if full < 0:
+                full = 1 if at_limit() else 0
+            if not full:
                 return bi, a, seq
             c_rep.append(CONCURRENCY_LIMIT)
             c_exec.append(NAN_FLOAT)

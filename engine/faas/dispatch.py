@@ -67,22 +67,26 @@ def single_slot_loop(
     c_exec: list[float],
     keep: bool,
     seq: int,
-    is_full: Callable[[], bool],
+    at_limit: Callable[[], bool],
     rejected: list[int],
 ) -> tuple[int, float, int]:
     """The one-slot loop (the reference; :mod:`engine.faas._oneslot` is its compiled twin): dispatch the arrivals
     ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
     that finds no idle instance blocks (returned as the blocked time) unless the function is at its instance limit
-    (``is_full()``): then it is rejected (its row number appended to ``rejected``). ``keep``: the replicas keep their
+    (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
+    appended to ``rejected``). ``keep``: the replicas keep their
     requests' starts and ends. Returns (next row, blocked time or inf, sequence number)."""
     n = len(buf)
+    full = None
     while bi < n:
         a = buf[bi]
         if a > h:
             break
         r, seq = free_instance(slots, idle, a, seq)
         if r is None:
-            if not is_full():
+            if full is None:
+                full = at_limit()
+            if not full:
                 return bi, a, seq
             c_rep.append(CONCURRENCY_LIMIT)
             c_exec.append(NAN)
@@ -268,7 +272,7 @@ class Dispatch:
             r, self._seq = free_instance(slots, idle, a, self._seq)
             if r is None:
                 if full is None:  # no transition or new instance within this call: the count holds for the loop
-                    full = live_count(rt) >= rt.spec.max_replicas
+                    full = rt.at_limit()
                 if not full:
                     rt.blocked = blocked = a
                     break
@@ -329,15 +333,8 @@ class Dispatch:
         request."""
         first = rt.bi
         rejected: list[int] = []  # rows rejected at the instance limit
-        full: list[bool] = []  # at max_replicas, counted when first needed (no transition within this call)
-
-        def is_full() -> bool:
-            if not full:
-                full.append(live_count(rt) >= rt.spec.max_replicas)
-            return full[0]
-
         bi, blocked, self._seq = self._one_slot_loop(
-            rt.buf, first, h, rt.slots, rt.idle, rt.c_rep, rt.c_exec, rt.replica_rows, self._seq, is_full, rejected
+            rt.buf, first, h, rt.slots, rt.idle, rt.c_rep, rt.c_exec, rt.replica_rows, self._seq, rt.at_limit, rejected
         )
         if blocked != INF:
             rt.blocked = blocked
