@@ -74,8 +74,8 @@ def single_slot_loop(
     ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
     that finds no idle instance blocks (returned as the blocked time) unless the function is at its instance limit
     (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
-    appended to ``rejected``). ``keep``: the replicas keep their
-    requests' starts and ends. Returns (next row, blocked time or inf, sequence number)."""
+    appended to ``rejected``). ``keep``: the replicas keep their requests' starts and ends. Returns (next row, blocked
+    time or inf, sequence number)."""
     n = len(buf)
     full = None
     while bi < n:
