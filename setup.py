@@ -1,7 +1,8 @@
 """The optional compiled twins of hot loops (Cython); everything else is in pyproject.toml.
 
 * ``engine/vmworld/_jobloop.pyx``: the VM world's job loop (:mod:`engine.vmworld.jobs`);
-* ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`).
+* ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`);
+* ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.dispatch`).
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C
 compiler is missing, or a build fails, the install goes on and the engine uses the pure-Python reference.
@@ -20,6 +21,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = (
     ("engine.vmworld._jobloop", Path("engine/vmworld/_jobloop.pyx"), "JOBLOOP_SOURCE_SHA256", "-O2"),
     ("engine.scheduling._skippy_step", Path("engine/scheduling/_skippy_step.pyx"), "SKIPPY_STEP_SOURCE_SHA256", "-O3"),
+    ("engine.faas._oneslot", Path("engine/faas/_oneslot.pyx"), "FAAS_LOOP_SOURCE_SHA256", "-O2"),
 )
 
 

@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 from bench_common import loadavg, machine_line  # noqa: E402
 
 from engine import Scenario, Simulation  # noqa: E402
+from engine.faas.dispatch import one_slot_loop  # noqa: E402
 from engine.faas.params import register_simulator  # noqa: E402
 from engine.faas.simulators import SIMULATORS, FunctionSimulator  # noqa: E402
 
@@ -232,9 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     load = loadavg()
     print(machine_line(f"function platform vs SimFaaS {simfaas.__version__} ({mode})", load))
+    loop = "compiled" if one_slot_loop()[1] else "python"  # SCALELAB_FAAS_LOOP chooses; compiled when built
     print(
         f"scale per request, expiration {EXPIRATION:g} s, warm {WARM_MEAN} s / cold {COLD_MEAN} s exponential; CPU ratio = SimFaaS / ours"
     )
+    print(f"our one-slot request loop: {loop} (SCALELAB_FAAS_LOOP=python|compiled|auto)")
     print()
     runs = {f"{rate:g}": measure(rate, HORIZONS.get(rate, 20_000.0) * scale, reps) for rate in args.rates}
     load_end = loadavg()
@@ -255,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "mode": mode,
         "python": platform.python_version(),
         "simfaas": simfaas.__version__,
+        "faas_loop": loop,
         "reps": reps,
         "runs": runs,
         "loadavg_at_start": load,

@@ -12,9 +12,11 @@ The rejection codes live here because the loops write them; ``engine.faas.flow``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
 from typing import Any
 
+from engine.core.compiled import chosen_module
 from engine.faas.runtime import FunctionRuntime, Replica, live_count
 
 INF = math.inf
@@ -22,6 +24,96 @@ NAN = math.nan
 #: Rejection codes in the replica column (>= 0 is the replica that served the request).
 QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
 REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_NODE: "no_node"}
+#: Environment switch of the one-slot loop: "python" (:func:`single_slot_loop`), "compiled" (its twin
+#: :mod:`engine.faas._oneslot`, or an error when not built), unset or "auto" (the twin when built).
+FAAS_LOOP_ENV = "SCALELAB_FAAS_LOOP"
+FAAS_LOOP_MODULE = "engine.faas._oneslot"
+ALIVE = ("starting", "running", "conceived")  # an instance that can take a request (once its slot is free)
+
+
+def one_slot_loop() -> tuple[Callable[..., tuple[int, float, int]], bool]:
+    """The one-slot loop this process uses (see :data:`FAAS_LOOP_ENV`), and whether it is the compiled twin."""
+    module = chosen_module(FAAS_LOOP_MODULE, FAAS_LOOP_ENV)
+    return (module.single_slot_loop, True) if module is not None else (single_slot_loop, False)
+
+
+def free_instance(slots: list, idle: list, a: float, seq: int) -> tuple[Replica | None, int]:
+    """Per-request scaling's idle-stack upkeep at the arrival ``a``: instances with a slot free by ``a`` join the idle
+    stack (in the order they freed), then the top of the stack is the instance the request takes; stale tops (no
+    free slot, or gone) are dropped, a busy one back onto ``slots`` with a new sequence number. Returns the instance
+    (None: no idle one) and the sequence number."""
+    while slots and slots[0][0] <= a:
+        r = heappop(slots)[2]
+        if r.state in ALIVE and r.heap[0] <= a and r not in idle:
+            idle.append(r)
+    while idle:
+        r = idle[-1]
+        if r.state in ALIVE and r.heap[0] <= a:
+            return r, seq
+        idle.pop()
+        if r.state in ALIVE:
+            seq += 1
+            heappush(slots, (r.heap[0], seq, r))
+    return None, seq
+
+
+def single_slot_loop(
+    buf: list[float],
+    bi: int,
+    h: float,
+    slots: list,
+    idle: list,
+    c_rep: list[int],
+    c_exec: list[float],
+    keep: bool,
+    seq: int,
+    at_limit: Callable[[], bool],
+    rejected: list[int],
+) -> tuple[int, float, int]:
+    """The one-slot loop (the reference; :mod:`engine.faas._oneslot` is its compiled twin): dispatch the arrivals
+    ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
+    that finds no idle instance blocks (returned as the blocked time) unless the function is at its instance limit
+    (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
+    appended to ``rejected``). ``keep``: the replicas keep their requests' starts and ends. Returns (next row, blocked
+    time or inf, sequence number)."""
+    n = len(buf)
+    full = None
+    while bi < n:
+        a = buf[bi]
+        if a > h:
+            break
+        r, seq = free_instance(slots, idle, a, seq)
+        if r is None:
+            if full is None:
+                full = at_limit()
+            if not full:
+                return bi, a, seq
+            c_rep.append(CONCURRENCY_LIMIT)
+            c_exec.append(NAN)
+            rejected.append(bi)
+            bi += 1
+            continue
+        if r.ei >= r.en:
+            r.refill()
+        e = r.eb[r.ei] * r.inv_speed + r.transfer  # the factor is 1.0: x * 1.0 is x
+        r.ei += 1
+        end = a + e  # start = max(a, free) = a
+        r.heap[0] = end
+        if keep:
+            r.starts.append(a)
+            r.ends.append(end)
+            if e > r.max_exec:
+                r.max_exec = e
+        if end > r.last_end:
+            r.last_end = end
+        c_rep.append(r.id)
+        c_exec.append(e)
+        if end > a:  # its one slot is taken
+            idle.pop()
+            seq += 1
+            heappush(slots, (end, seq, r))
+        bi += 1
+    return bi, INF, seq
 
 
 class Dispatch:
@@ -169,7 +261,6 @@ class Dispatch:
         c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
         recent = rt.exec_recent.append
         out = rt.outstanding
-        alive = ("starting", "running", "conceived")
         first = bi
         blocked = INF
         full: bool | None = None  # at max_replicas (counted when first needed)
@@ -178,21 +269,10 @@ class Dispatch:
             a = buf[bi]
             if a > h:
                 break
-            while slots and slots[0][0] <= a:  # instances with a slot free by now join the idle stack, in the order they freed
-                r = heappop(slots)[2]
-                if r.state in alive and r.heap[0] <= a and r not in idle:
-                    idle.append(r)
-            while idle:
-                r = idle[-1]
-                if r.state in alive and r.heap[0] <= a:
-                    break
-                idle.pop()
-                if r.state in alive:
-                    self._seq += 1
-                    heappush(slots, (r.heap[0], self._seq, r))
-            else:
+            r, self._seq = free_instance(slots, idle, a, self._seq)
+            if r is None:
                 if full is None:  # no transition or new instance within this call: the count holds for the loop
-                    full = live_count(rt) >= rt.spec.max_replicas
+                    full = rt.at_limit()
                 if not full:
                     rt.blocked = blocked = a
                     break
@@ -247,77 +327,26 @@ class Dispatch:
     def _run_single_slot(self, rt: FunctionRuntime, h: float) -> float:
         """:meth:`_run_per_request` when every instance has one slot (``concurrency: 1``, SimFaaS's model), without
         the concurrency slowdown and least-outstanding bookkeeping: the same steps and rows, fewer operations per
-        request. An instance's one-slot heap is its free time, at or before the arrival it takes, so the request
-        starts at its arrival: the arrival and start columns (NaN start for a rejection) and the recent executions are
-        written once per call, from the arrivals processed, not per request; ``x * 1.0`` is ``x``; the sequence
-        number is a local."""
-        buf, bi, n = rt.buf, rt.bi, len(rt.buf)
-        slots, idle = rt.slots, rt.idle
-        c_rep, c_exec = rt.c_rep.append, rt.c_exec.append
-        keep = rt.replica_rows
-        alive = ("starting", "running", "conceived")
-        seq = self._seq
-        first = bi
-        blocked = INF
-        full: bool | None = None
-        rejected: list[int] = []  # rows (from first) rejected at the instance limit
-        while bi < n:
-            a = buf[bi]
-            if a > h:
-                break
-            while slots and slots[0][0] <= a:
-                r = heappop(slots)[2]
-                if r.state in alive and r.heap[0] <= a and r not in idle:
-                    idle.append(r)
-            while idle:
-                r = idle[-1]
-                if r.state in alive and r.heap[0] <= a:
-                    break
-                idle.pop()
-                if r.state in alive:
-                    seq += 1
-                    heappush(slots, (r.heap[0], seq, r))
-            else:
-                if full is None:
-                    full = live_count(rt) >= rt.spec.max_replicas
-                if not full:
-                    rt.blocked = blocked = a
-                    break
-                c_rep(CONCURRENCY_LIMIT)
-                c_exec(NAN)
-                rejected.append(bi - first)
-                bi += 1
-                continue
-            heap = r.heap
-            if r.ei >= r.en:
-                r.refill()
-            e = r.eb[r.ei] * r.inv_speed + r.transfer
-            r.ei += 1
-            end = a + e  # start = max(a, free) = a
-            heap[0] = end
-            if keep:
-                r.starts.append(a)
-                r.ends.append(end)
-                if e > r.max_exec:
-                    r.max_exec = e
-            if end > r.last_end:
-                r.last_end = end
-            c_rep(r.id)
-            c_exec(e)
-            if end > a:  # its one slot is taken
-                idle.pop()
-                seq += 1
-                heappush(slots, (end, seq, r))
-            bi += 1
-        self._seq = seq
+        request (:func:`single_slot_loop`, or its compiled twin). An instance's one-slot heap is its free time, at or
+        before the arrival it takes, so the request starts at its arrival: the arrival and start columns (NaN start for
+        a rejection) and the recent executions are written once per call, from the arrivals processed, not per
+        request."""
+        first = rt.bi
+        rejected: list[int] = []  # rows rejected at the instance limit
+        bi, blocked, self._seq = self._one_slot_loop(
+            rt.buf, first, h, rt.slots, rt.idle, rt.c_rep, rt.c_exec, rt.replica_rows, self._seq, rt.at_limit, rejected
+        )
+        if blocked != INF:
+            rt.blocked = blocked
         k = bi - first
         if k:
+            buf = rt.buf
             arrivals = buf[first:bi]
             rt.c_arr += arrivals
             if rejected:
                 starts = list(arrivals)
                 for i in rejected:
-                    starts[i] = NAN
+                    starts[i - first] = NAN
                 rt.c_start += starts
                 reps, execs = rt.c_rep[-k:], rt.c_exec[-k:]
                 rt.exec_recent.extend([x for rep, x in zip(reps, execs, strict=True) if rep >= 0][-64:])

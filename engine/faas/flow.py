@@ -50,7 +50,7 @@ from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_spee
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
-from engine.faas.dispatch import REASONS, Dispatch  # noqa: F401 - REASONS: engine.faas.world reads it here
+from engine.faas.dispatch import REASONS, Dispatch, one_slot_loop  # noqa: F401 - REASONS: engine.faas.world reads it here
 from engine.faas.measured import Measurements
 from engine.faas.observations import Observations
 from engine.faas.runtime import FunctionRuntime, Replica
@@ -91,6 +91,7 @@ class RequestFlow(Dispatch, Observations):
         self.node_speed = cluster.speed
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
+        self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads

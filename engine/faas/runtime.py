@@ -274,6 +274,10 @@ class FunctionRuntime:
                 placed.append(r.placed_at)
         return pending, starting, running, draining, placed
 
+    def at_limit(self) -> bool:
+        """Per request: are as many instances live as ``max_replicas`` allows?"""
+        return live_count(self) >= self.spec.max_replicas
+
     def counted(self) -> list[Replica]:
         """Replicas counted against the bounds: not draining, not removed."""
         return [r for r in self.replicas.values() if r.state not in ("draining", "removed")]
