@@ -194,6 +194,26 @@ def test_fused_step_on_large_clusters_with_kept_columns(n, way):
         assert compiled == taken if n < 4096 else 0 < compiled < taken
 
 
+@pytest.mark.parametrize("way", STEPS)
+def test_data_items_stored_after_the_scheduler_is_built(way):
+    """The scheduler makes every stored item's columns when it is built (:meth:`SkippyStep.prepare`); items stored
+    later, and an item stored again with another size, are made at their first use: the same decisions either way."""
+    clusters = [cluster_of(300, 7, True, 0.2, 0.1) for _ in range(2)]
+    params = SchedulerParams()
+    with step_way(way):
+        fused = Scheduler(clusters[0], params)
+        general = Scheduler(clusters[1], params, predicates=default_predicates(True))
+    for cluster in clusters:
+        for row in range(len(cluster.storage_nodes)):
+            cluster.storage.put(f"data-{row}", "late", (row + 3) * 2**20)
+        cluster.storage.put("data-0", "item", 777 * 2**20)
+    rng = np.random.default_rng(8)
+    pods = mixed_pods(clusters[0], 80, rng)
+    assert any("late" in value for pod in pods for value in pod.labels.values())
+    for pod in pods:
+        assert_same(fused.schedule(pod), general.schedule(pod))
+
+
 def test_compiled_step_is_built_in_ci():
     """CI builds it from a clean clone (make test runs make setup): if it is missing there, say so."""
     if os.environ.get("CI") != "true":
