@@ -39,7 +39,7 @@ class Capability(Priority):
         for key, values in cluster.label_values.items():
             if CAPABILITY in key:
                 for value in values:
-                    self._counts(cluster, ((key, value),))
+                    self._counts(cluster, ((key, value),)).find_extremes()
 
     def _counts(self, cluster: Cluster, asked: tuple) -> StaticColumn:
         columns = self._columns.get(cluster)

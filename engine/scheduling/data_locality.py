@@ -46,7 +46,7 @@ class DataLocality(Priority):
         moves one item (:meth:`column` makes a pair's sum at its first use)."""
         for (bucket, _), size in cluster.storage.items.items():
             for down in (True, False):
-                self._kept(cluster, [cluster.bucket_seconds(bucket, size, down, slowest=True, truncate=True)])
+                self._kept(cluster, [cluster.bucket_seconds(bucket, size, down, slowest=True, truncate=True)]).find_extremes()
 
     def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
         """Skippy's seconds at every node for ``pod``'s data items, kept per pair of items (None: no data to move)."""
