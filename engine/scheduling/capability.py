@@ -33,13 +33,15 @@ class Capability(Priority):
             return None
         return self._counts(cluster, asked)
 
-    def prepare(self, cluster: Cluster) -> None:
+    def prepare(self, cluster: Cluster, extremes: bool) -> None:
         """Make the counts for a pod asking one capability, for every capability value a node of ``cluster`` offers
-        (:meth:`column` makes another set's at its first use)."""
+        (:meth:`column` makes another set's at its first use); ``extremes``: their extreme nodes too."""
         for key, values in cluster.label_values.items():
             if CAPABILITY in key:
                 for value in values:
-                    self._counts(cluster, ((key, value),)).find_extremes()
+                    column = self._counts(cluster, ((key, value),))
+                    if extremes:
+                        column.find_extremes()
 
     def _counts(self, cluster: Cluster, asked: tuple) -> StaticColumn:
         columns = self._columns.get(cluster)

@@ -41,12 +41,14 @@ class DataLocality(Priority):
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
 
-    def prepare(self, cluster: Cluster) -> None:
+    def prepare(self, cluster: Cluster, extremes: bool) -> None:
         """Make Skippy's seconds of every data item stored in ``cluster``, each way, and their columns for a pod that
-        moves one item (:meth:`column` makes a pair's sum at its first use)."""
+        moves one item (:meth:`column` makes a pair's sum at its first use); ``extremes``: their extreme nodes too."""
         for (bucket, _), size in cluster.storage.items.items():
             for down in (True, False):
-                self._kept(cluster, [cluster.bucket_seconds(bucket, size, down, slowest=True, truncate=True)]).find_extremes()
+                column = self._kept(cluster, [cluster.bucket_seconds(bucket, size, down, slowest=True, truncate=True)])
+                if extremes:
+                    column.find_extremes()
 
     def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
         """Skippy's seconds at every node for ``pod``'s data items, kept per pair of items (None: no data to move)."""

@@ -66,19 +66,20 @@ class SkippyStep:
     def prepare(self, cluster: Cluster) -> None:
         """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
         passes over the nodes each: the p95): every image's pull seconds (and every pair's, for the numpy step), every
-        stored data item's seconds each way, the counts of each capability a node offers, the edge scores. The scheduler calls it when it is built; later
-        images, items and capability sets are made at their first use, as before."""
+        stored data item's seconds each way, the counts of each capability a node offers, the edge scores. The
+        scheduler calls it when it is built; later images, items and capability sets are made at their first use."""
         plain = not self.taints.groups(cluster) and not (cluster.pod_capacity > 0).any()
         # the NoStorageNode predicate's mask (a new array, as its own is per cluster too)
         self._no_storage = ~cluster.has_label(STORAGE) if plain else None
         self._cluster = weakref.ref(cluster)
         for image in cluster.registry.names:
             self.images.kept_image(cluster, cluster.image_index(image))
-        if self.kernel is None or cluster.n >= SMALL:  # what the numpy step keeps (the compiled pass needs neither)
+        numpy = self.kernel is None or cluster.n >= SMALL  # the numpy step decides (most) pods
+        if numpy:  # what it keeps and the compiled pass does not read
             self.images.prepare_pairs(cluster)  # the rows of image pairs
             cluster.free_divisors()  # BalancedResource's divisors, then patched where nodes change
-        self.data.prepare(cluster)
-        self.capability.prepare(cluster)
+        self.data.prepare(cluster, extremes=numpy)
+        self.capability.prepare(cluster, extremes=numpy)
         self.locality.edge_scores(cluster, SKIPPY_MAX)
 
     def _plain(self, cluster: Cluster) -> np.ndarray | None:
