@@ -46,7 +46,7 @@ class ImageSetSeconds:
             self._cached, self._columns, self._seen = cluster.image_cached, columns, seen
             self._version += 1
         elif seen != self._seen:
-            nodes = np.unique(np.concatenate([np.asarray(p[s:], dtype=np.int64) for p, s in zip(pulls, self._seen, strict=True)]))
+            nodes = np.array([node for p, s in zip(pulls, self._seen, strict=True) for node in p[s:]])  # repeats: the same value
             if sys.getrefcount(self.row) > _UNSHARED:  # a decision holds the row: patch a copy
                 self.row = self.row.copy()
             self.row[nodes] = self._compute(cluster, nodes)
