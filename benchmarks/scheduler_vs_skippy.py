@@ -10,9 +10,12 @@ otherwise make inside a pod's decision) and printed on its own line per size, wi
 every per-pod time, over the pods both scheduled. ``--quick`` (under 60 s) lets skippy-core schedule fewer pods
 at the large sizes and compares placements on those. The load average is printed; the last line is ``RESULT {json}``.
 
-Goals (issue 24, CPU time): >= 200x at 1,000 nodes and >= 1,000x at 15,000; our p95 within 3x our median.
+Goals (issue 24, CPU time): >= 200x at 1,000 nodes and >= 1,000x at 15,000; our p95 within 3x our median, judged on
+the one pass. Beside it (``--passes K``, default 3) our p95/median over each pod's minimum of K passes, each on a fresh
+identical cluster and scheduler (first uses recur in every pass): what the code costs a pod, without the interruptions
+of a shared machine, which a 20-40 us pod feels as much as its own work.
 
-    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick]
+    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick] [--passes K]
 """
 
 from __future__ import annotations
@@ -51,7 +54,23 @@ def build(n: int, seed: int):
     return cluster, mixed_pods(cluster, 200, rng)
 
 
-def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
+def repeated_passes(n: int, passes: int, seed: int = 42) -> np.ndarray:
+    """Our per-pod CPU ms over ``passes`` more passes, each on a fresh identical cluster and scheduler (pod i meets the
+    same state in every pass, first uses included): a pods x passes array."""
+    times = []
+    for _ in range(passes):
+        cluster, pods = build(n, seed)
+        ours = Scheduler(cluster, SchedulerParams())
+        row = []
+        for pod in pods:
+            cpu = time.process_time()
+            ours.schedule(pod)
+            row.append((time.process_time() - cpu) * 1e3)
+        times.append(row)
+    return np.array(times).T
+
+
+def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0) -> dict:
     """Per-pod latencies of both schedulers on the same cluster and pods, and placement agreement."""
     cluster, pods = build(n, seed)
     params = SchedulerParams()
@@ -98,6 +117,11 @@ def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
     row["wall_ratio"] = row["skippy_median_wall_ms"] / row["ours_median_wall_ms"]
     row["ours_p95_over_median"] = row["ours_p95_ms"] / row["ours_median_ms"]
     row["p95_goal_met"] = row["ours_p95_over_median"] <= GOAL_P95_OVER_MEDIAN
+    if passes:  # each pod's minimum over this pass and ``passes`` more: the machine's interruptions filtered out
+        least = np.minimum(np.array(ours_ms), repeated_passes(n, passes, seed).min(axis=1))
+        row["passes"] = passes + 1
+        row["ours_min_median_ms"] = float(np.median(least))
+        row["ours_min_p95_over_median"] = float(np.percentile(least, 95) / np.median(least))
     if n in GOALS:
         row["goal_ratio"] = GOALS[n]
         row["goal_met"] = row["ratio"] >= GOALS[n]
@@ -107,6 +131,9 @@ def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer skippy-core pods at large sizes (under 60 s)")
+    parser.add_argument(
+        "--passes", type=int, default=3, help="our pods' p95/median also over each pod's minimum of this many passes (1: not)"
+    )
     args = parser.parse_args(argv)
     silence_skippy_logging()
     plan = QUICK if args.quick else FULL
@@ -124,7 +151,7 @@ def main(argv: list[str] | None = None) -> dict:
     warm, _ = build(20, 0)  # imports and module loads (both sides) before any set-up is timed
     skippy_scheduler(skippy_context(warm), SchedulerParams()), Scheduler(warm, SchedulerParams())
     for n, skippy_pods in plan.items():
-        r = measure(n, skippy_pods)
+        r = measure(n, skippy_pods, passes=max(0, args.passes - 1))
         rows.append(r)
         goal = f"{r['goal_ratio']:.0f}x" if "goal_ratio" in r else "-"
         print(
@@ -137,6 +164,12 @@ def main(argv: list[str] | None = None) -> dict:
             f"skippy {r['skippy_total_ms']:.0f} ms, ours {r['ours_total_ms']:.2f} ms, total CPU ratio {r['total_ratio']:.0f}x",
             flush=True,
         )
+        if "passes" in r:
+            print(
+                f"{'':>6} ours, each pod's minimum over {r['passes']} passes: median {r['ours_min_median_ms']:.3f} ms, "
+                f"p95/median {r['ours_min_p95_over_median']:.2f}",
+                flush=True,
+            )
     result = {
         "benchmark": "scheduler_vs_skippy",
         "mode": "quick" if args.quick else "full",
