@@ -4,12 +4,18 @@ Skippy's scalability experiment shape: 10 cloud regions of N/10 nodes (plus a st
 1,000, 5,000, 15,000, 200 pods of a mixed workload, default priorities, 100% of nodes scored. For each N it
 prints the median and p95 per-pod CPU time of both (the process's CPU clock around each call: other processes on
 a shared machine do not inflate it), the ratio of the medians in CPU and in wall time, our p95 over our median,
-and whether the placements are identical pod for pod. ``--quick`` (under 60 s) lets skippy-core schedule fewer pods
+and whether the placements are identical pod for pod. Set-up is timed too (the same CPU clock: skippy-core's
+ClusterContext built from our cluster and its Scheduler; our Scheduler, which makes the columns a first use would
+otherwise make inside a pod's decision) and printed on its own line per size, with the total ratio: set-up plus
+every per-pod time, over the pods both scheduled. ``--quick`` (under 60 s) lets skippy-core schedule fewer pods
 at the large sizes and compares placements on those. The load average is printed; the last line is ``RESULT {json}``.
 
-Goals (issue 24, CPU time): >= 200x at 1,000 nodes and >= 1,000x at 15,000; our p95 within 3x our median.
+Goals (issue 24, CPU time): >= 200x at 1,000 nodes and >= 1,000x at 15,000; our p95 within 3x our median, judged on
+the one pass. Beside it (``--passes K``, default 3) our p95/median over each pod's minimum of K passes, each on a fresh
+identical cluster and scheduler (first uses recur in every pass): what the code costs a pod, without the interruptions
+of a shared machine, which a 20-40 us pod feels as much as its own work.
 
-    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick]
+    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick] [--passes K]
 """
 
 from __future__ import annotations
@@ -48,11 +54,29 @@ def build(n: int, seed: int):
     return cluster, mixed_pods(cluster, 200, rng)
 
 
-def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
+def repeated_passes(n: int, passes: int, seed: int = 42) -> np.ndarray:
+    """Our per-pod CPU ms over ``passes`` more passes, each on a fresh identical cluster and scheduler (pod i meets the
+    same state in every pass, first uses included): a pods x passes array."""
+    times = []
+    for _ in range(passes):
+        cluster, pods = build(n, seed)
+        ours = Scheduler(cluster, SchedulerParams())
+        row = []
+        for pod in pods:
+            cpu = time.process_time()
+            ours.schedule(pod)
+            row.append((time.process_time() - cpu) * 1e3)
+        times.append(row)
+    return np.array(times).T
+
+
+def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0) -> dict:
     """Per-pod latencies of both schedulers on the same cluster and pods, and placement agreement."""
     cluster, pods = build(n, seed)
     params = SchedulerParams()
+    cpu = time.process_time()
     theirs = skippy_scheduler(skippy_context(cluster), params)  # snapshot before ours changes the cluster
+    skippy_setup_ms = (time.process_time() - cpu) * 1e3
     skippy_ms, skippy_wall, skippy_nodes = [], [], []
     for pod in pods[:skippy_pods]:
         sp = skippy_pod(pod)
@@ -61,7 +85,9 @@ def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
         skippy_ms.append((time.process_time() - cpu) * 1e3)
         skippy_wall.append((time.perf_counter() - start) * 1e3)
         skippy_nodes.append(result.suggested_host.name if result.suggested_host else None)
+    cpu = time.process_time()
     ours = Scheduler(cluster, params)
+    ours_setup_ms = (time.process_time() - cpu) * 1e3
     ours_ms, ours_wall, our_nodes = [], [], []
     for pod in pods:
         start, cpu = time.perf_counter(), time.process_time()
@@ -81,11 +107,21 @@ def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
         "skippy_median_wall_ms": float(np.median(skippy_wall)),
         "ours_median_wall_ms": float(np.median(ours_wall)),
         "identical": our_nodes[:skippy_pods] == skippy_nodes,
+        "skippy_setup_ms": skippy_setup_ms,
+        "ours_setup_ms": ours_setup_ms,
+        "skippy_total_ms": skippy_setup_ms + sum(skippy_ms),
+        "ours_total_ms": ours_setup_ms + sum(ours_ms[:skippy_pods]),  # the pods skippy-core scheduled too
     }
     row["ratio"] = row["skippy_median_ms"] / row["ours_median_ms"]  # CPU time
+    row["total_ratio"] = row["skippy_total_ms"] / row["ours_total_ms"]  # set-up included
     row["wall_ratio"] = row["skippy_median_wall_ms"] / row["ours_median_wall_ms"]
     row["ours_p95_over_median"] = row["ours_p95_ms"] / row["ours_median_ms"]
     row["p95_goal_met"] = row["ours_p95_over_median"] <= GOAL_P95_OVER_MEDIAN
+    if passes:  # each pod's minimum over this pass and ``passes`` more: the machine's interruptions filtered out
+        least = np.minimum(np.array(ours_ms), repeated_passes(n, passes, seed).min(axis=1))
+        row["passes"] = passes + 1
+        row["ours_min_median_ms"] = float(np.median(least))
+        row["ours_min_p95_over_median"] = float(np.percentile(least, 95) / np.median(least))
     if n in GOALS:
         row["goal_ratio"] = GOALS[n]
         row["goal_met"] = row["ratio"] >= GOALS[n]
@@ -95,6 +131,9 @@ def measure(n: int, skippy_pods: int, seed: int = 42) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer skippy-core pods at large sizes (under 60 s)")
+    parser.add_argument(
+        "--passes", type=int, default=3, help="our pods' p95/median also over each pod's minimum of this many passes (1: not)"
+    )
     args = parser.parse_args(argv)
     silence_skippy_logging()
     plan = QUICK if args.quick else FULL
@@ -109,16 +148,28 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"{'N':>6} {'skippy med':>11} {'p95':>9} {'ours med':>9} {'p95':>8} {'p95/med':>7} {'CPU ratio':>9} {'wall':>7} {'goal':>6} identical (pods)"
     )
+    warm, _ = build(20, 0)  # imports and module loads (both sides) before any set-up is timed
+    skippy_scheduler(skippy_context(warm), SchedulerParams()), Scheduler(warm, SchedulerParams())
     for n, skippy_pods in plan.items():
-        r = measure(n, skippy_pods)
+        r = measure(n, skippy_pods, passes=max(0, args.passes - 1))
         rows.append(r)
         goal = f"{r['goal_ratio']:.0f}x" if "goal_ratio" in r else "-"
         print(
             f"{n:>6} {r['skippy_median_ms']:>9.2f}ms {r['skippy_p95_ms']:>7.2f}ms {r['ours_median_ms']:>7.3f}ms "
             f"{r['ours_p95_ms']:>6.3f}ms {r['ours_p95_over_median']:>7.2f} {r['ratio']:>8.0f}x {r['wall_ratio']:>6.0f}x {goal:>6} "
             f"{r['identical']} ({r['skippy_pods']})",
+        )
+        print(
+            f"{'':>6} set-up: skippy {r['skippy_setup_ms']:.1f} ms, ours {r['ours_setup_ms']:.2f} ms; set-up + {r['skippy_pods']} pods: "
+            f"skippy {r['skippy_total_ms']:.0f} ms, ours {r['ours_total_ms']:.2f} ms, total CPU ratio {r['total_ratio']:.0f}x",
             flush=True,
         )
+        if "passes" in r:
+            print(
+                f"{'':>6} ours, each pod's minimum over {r['passes']} passes: median {r['ours_min_median_ms']:.3f} ms, "
+                f"p95/median {r['ours_min_p95_over_median']:.2f}",
+                flush=True,
+            )
     result = {
         "benchmark": "scheduler_vs_skippy",
         "mode": "quick" if args.quick else "full",

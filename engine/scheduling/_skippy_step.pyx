@@ -68,6 +68,7 @@ cdef struct Pod:
     const double* image
     const int64_t* locality
     const double* data
+    const double* data_sent  # a second data item's seconds, added to ``data`` at each node (NULL: none)
     const int64_t* capability
     # outputs per node
     char* fits
@@ -120,6 +121,8 @@ cdef inline Py_ssize_t _filter(Pod* p, Py_ssize_t n, bint* unschedulable, bint* 
             p.image_hi = v
         if p.data != NULL:
             v = p.data[i]
+            if p.data_sent != NULL:
+                v = (0.0 + v) + p.data_sent[i]  # Python's sum of the two columns: 0 + the first, then + the second
             ok = ok and isfinite(v)
             if v < p.data_lo:
                 p.data_lo = v
@@ -182,11 +185,13 @@ cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) n
     cdef const double* image = p.image
     cdef const int64_t* locality = p.locality
     cdef const double* data = p.data
+    cdef const double* data_sent = p.data_sent
     cdef const int64_t* capability = p.capability
     cdef double* balance = p.balance
     cdef Memo* memo
     cdef uint64_t a, b
     cdef int slot
+    cdef double v
     for i in range(begin, end):
         if not passes[i] and not p.whole:
             continue
@@ -234,10 +239,13 @@ cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) n
         # DataLocality (inverse min-max)
         if data_scored:
             memo = &memos[2]
-            a = _bits(data[i])
+            v = data[i]
+            if data_sent != NULL:
+                v = (0.0 + v) + data_sent[i]
+            a = _bits(v)
             slot = _slot(a, 0)
             if memo.key[slot] != a:
-                score = data[i] - data_hi
+                score = v - data_hi
                 score = score / data_span
                 score = score * 10.0
                 memo.key[slot], memo.value[slot] = a, trunc(score)
@@ -277,9 +285,11 @@ def decide(
     passes,
     balance,
     bint whole=False,
+    data_sent=None,
 ):
     """One pod's step over ``n`` nodes (the length of ``cpu_free``); writes ``fits`` and ``passes`` (bool) at every node
-    and ``balance`` (float64) at the passing ones (``whole``: at every node).
+    and ``balance`` (float64) at the passing ones (``whole``: at every node). ``data_sent``: a second data item's
+    seconds, added to ``data``'s at each node (one IEEE addition, as numpy's sum of the two columns).
 
     Returns None when a raw value of a passing node is not finite (the Python step then decides: its NaN handling is
     numpy's), else (feasible, node or -1, its total, next start, any node cordoned, image bounds, data bounds or None,
@@ -302,6 +312,7 @@ def decide(
         p.image = <const double*>_column(&views, image, n, 8, b"d", False)
         p.locality = NULL if locality is None else <const int64_t*>_column(&views, locality, n, 8, b"lq", False)
         p.data = NULL if data is None else <const double*>_column(&views, data, n, 8, b"d", False)
+        p.data_sent = NULL if data is None or data_sent is None else <const double*>_column(&views, data_sent, n, 8, b"d", False)
         p.capability = NULL if capability is None else <const int64_t*>_column(&views, capability, n, 8, b"lq", False)
         p.fits = <char*>_column(&views, fits, n, 1, b"?", True)
         p.passes = <char*>_column(&views, passes, n, 1, b"?", True)

@@ -31,6 +31,19 @@ class Capability(Priority):
         asked = tuple((key, value) for key, value in pod.labels.items() if CAPABILITY in key)
         if not asked:
             return None
+        return self._counts(cluster, asked)
+
+    def prepare(self, cluster: Cluster, extremes: bool) -> None:
+        """Make the counts for a pod asking one capability, for every capability value a node of ``cluster`` offers
+        (:meth:`column` makes another set's at its first use); ``extremes``: their extreme nodes too."""
+        for key, values in cluster.label_values.items():
+            if CAPABILITY in key:
+                for value in values:
+                    column = self._counts(cluster, ((key, value),))
+                    if extremes:
+                        column.find_extremes()
+
+    def _counts(self, cluster: Cluster, asked: tuple) -> StaticColumn:
         columns = self._columns.get(cluster)
         if columns is None:
             columns = self._columns[cluster] = {}

@@ -41,11 +41,23 @@ class DataLocality(Priority):
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
 
+    def prepare(self, cluster: Cluster, extremes: bool) -> None:
+        """Make Skippy's seconds of every data item stored in ``cluster``, each way, and their columns for a pod that
+        moves one item (:meth:`column` makes a pair's sum at its first use); ``extremes``: their extreme nodes too."""
+        for (bucket, _), size in cluster.storage.items.items():
+            for down in (True, False):
+                column = self._kept(cluster, [cluster.bucket_seconds(bucket, size, down, slowest=True, truncate=True)])
+                if extremes:
+                    column.find_extremes()
+
     def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
         """Skippy's seconds at every node for ``pod``'s data items, kept per pair of items (None: no data to move)."""
         seconds = data_seconds(cluster, pod, skippy=True)
         if not seconds:
             return None
+        return self._kept(cluster, seconds)
+
+    def _kept(self, cluster: Cluster, seconds: list[np.ndarray]) -> StaticColumn:
         columns = self._columns.get(cluster)
         if columns is None:
             columns = self._columns[cluster] = {}

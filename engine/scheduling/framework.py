@@ -252,6 +252,9 @@ class Scheduler:
                 scheduler._settings = None
 
         self.params.param.watch(params_changed, tunable_names(self.params))
+        step = self.skippy_step()
+        if step is not None:  # its columns made now, not inside the first pods' decisions (set-up, not per-pod cost)
+            step.prepare(cluster)
 
     def settings(self) -> SchedulerSettings:
         """The params as one :class:`SchedulerSettings`, read once per change."""

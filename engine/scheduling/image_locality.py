@@ -9,6 +9,7 @@ import numpy as np
 
 from engine.cluster.model import ARCH, Cluster, MiB, Pod
 from engine.scheduling.base import EVERY_NODE, SKIPPY_MAX, Priority, ScoringContext, kube_default_normalize, trunc, zero_scores
+from engine.scheduling.image_sets import ImageSetSeconds
 from engine.scheduling.static_column import WALK
 
 MIN_THRESHOLD = 23 * MiB
@@ -16,6 +17,8 @@ MAX_THRESHOLD = 1000 * MiB  # per container in current kube; for the whole pod i
 # references to a kept row (scores) while it is brought up to date when nothing outside :class:`PullSeconds` holds it:
 # the slot (the kept tuple and the local name) and getrefcount's argument; more: a decision holds it, so it is copied
 _UNSHARED_ROW, _UNSHARED_SCORES = 2, 3
+PAIRS_AHEAD = 8  # a registry of up to this many images has its pairs' pull seconds made ahead (64 rows at most)
+SETS_KEPT = 96  # image tuples whose pull seconds are kept per cluster (the least recently used goes)
 
 
 def missing_image_bytes(c: Cluster, images: tuple[str, ...], nodes: np.ndarray | slice) -> np.ndarray | None:
@@ -210,6 +213,7 @@ class LatencyAwareImageLocality(Priority):
 
     def __init__(self) -> None:
         self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
+        self._sets: weakref.WeakKeyDictionary[Cluster, dict[tuple[str, ...], ImageSetSeconds]] = weakref.WeakKeyDictionary()
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
 
     def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
@@ -236,8 +240,38 @@ class LatencyAwareImageLocality(Priority):
         """(raw, scores) at every node in Skippy mode with the ``scored`` nodes' bounds: :meth:`raw` then
         :meth:`normalize` of a context scoring every node, in one call."""
         kept = self.kept_row(cluster, pod)
+        if kept is None and len(pod.images) > 1:
+            return self._set_scores(cluster, pod.images, scored)
         raw = kept.row if kept is not None else pod_seconds(cluster, pod.images, EVERY_NODE, skippy=True)
         return raw, skippy_latency(raw, kept, scored, cluster.n)
+
+    def prepare_pairs(self, cluster: Cluster) -> None:
+        """Make the rows of every ordered pair of the registry's images (:class:`ImageSetSeconds`) when it holds at most
+        :data:`PAIRS_AHEAD` images; a larger registry's pairs, and longer tuples, are made at their first use."""
+        names = cluster.registry.names
+        if len(names) <= PAIRS_AHEAD:
+            for first in names:
+                for second in names:
+                    self._image_set(cluster, (first, second)).current(cluster)
+
+    def _image_set(self, cluster: Cluster, images: tuple[str, ...]) -> ImageSetSeconds:
+        sets = self._sets.get(cluster)
+        if sets is None:
+            sets = self._sets[cluster] = {}
+        kept = sets.pop(images, None)  # re-inserted last: the least recently used tuple is the first
+        if kept is None:
+            kept = ImageSetSeconds(tuple(map(cluster.image_index, images)), lambda c, nodes: pod_seconds(c, images, nodes, skippy=True))
+            if len(sets) >= SETS_KEPT:
+                del sets[next(iter(sets))]
+        sets[images] = kept
+        return kept
+
+    def _set_scores(self, cluster: Cluster, images: tuple[str, ...], scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(raw, scores) of a pod of several images from the row kept for their tuple (:class:`ImageSetSeconds`)."""
+        kept = self._image_set(cluster, images)
+        raw = kept.current(cluster)
+        lo, hi = kept.bounds(scored)
+        return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         kept = self._last = self.kept_row(ctx.cluster, ctx.pod) if ctx.scored is not None and ctx.skippy else None

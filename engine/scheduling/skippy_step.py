@@ -24,9 +24,9 @@ import numpy as np
 from engine.cluster.model import ARCH, STORAGE, Cluster, Pod
 from engine.core.compiled import chosen_module
 from engine.scheduling.balanced_resource import BalancedResource
-from engine.scheduling.base import SKIPPY_MAX, Predicate, Priority, zero_scores
+from engine.scheduling.base import SKIPPY_MAX, Predicate, Priority, skippy_min_max, zero_scores
 from engine.scheduling.capability import Capability
-from engine.scheduling.data_locality import DataLocality
+from engine.scheduling.data_locality import DataLocality, data_seconds
 from engine.scheduling.image_locality import LatencyAwareImageLocality, latency_scores, pod_seconds
 from engine.scheduling.locality_type import LocalityType
 from engine.scheduling.predicates import NodeLabelPresence, PodFitsResources
@@ -63,17 +63,30 @@ class SkippyStep:
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
         self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
 
+    def prepare(self, cluster: Cluster) -> None:
+        """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
+        passes over the nodes each: the p95): every image's pull seconds (and every pair's, for the numpy step), every
+        stored data item's seconds each way, the counts of each capability a node offers, the edge scores. The
+        scheduler calls it when it is built; later images, items and capability sets are made at their first use."""
+        plain = not self.taints.groups(cluster) and not (cluster.pod_capacity > 0).any()
+        # the NoStorageNode predicate's mask (a new array, as its own is per cluster too)
+        self._no_storage = ~cluster.has_label(STORAGE) if plain else None
+        self._cluster = weakref.ref(cluster)
+        for image in cluster.registry.names:
+            self.images.kept_image(cluster, cluster.image_index(image))
+        numpy = self.kernel is None or cluster.n >= SMALL  # the numpy step decides (most) pods
+        if numpy:  # what it keeps and the compiled pass does not read
+            self.images.prepare_pairs(cluster)  # the rows of image pairs
+            cluster.free_divisors()  # BalancedResource's divisors, then patched where nodes change
+        self.data.prepare(cluster, extremes=numpy)
+        self.capability.prepare(cluster, extremes=numpy)
+        self.locality.edge_scores(cluster, SKIPPY_MAX)
+
     def _plain(self, cluster: Cluster) -> np.ndarray | None:
         """The no-storage mask when no taint and no pod limit can reject a node of ``cluster`` (both are fixed once
-        it is built), else None. At the first pod on a cluster, the pull seconds of every image are made (first uses
-        of an image would otherwise cost a pod a few passes over the nodes: the p95)."""
+        it is built), else None (:meth:`prepare` at the first pod on a cluster it was not prepared for)."""
         if self._cluster is None or self._cluster() is not cluster:
-            plain = not self.taints.groups(cluster) and not (cluster.pod_capacity > 0).any()
-            # the NoStorageNode predicate's mask (a new array, as its own is per cluster too)
-            self._no_storage = ~cluster.has_label(STORAGE) if plain else None
-            self._cluster = weakref.ref(cluster)
-            for image in cluster.registry.names:
-                self.images.kept_image(cluster, cluster.image_index(image))
+            self.prepare(cluster)
         return self._no_storage
 
     def decide(self, cluster: Cluster, pod: Pod, start: int) -> tuple | None:
@@ -146,7 +159,8 @@ class SkippyStep:
                 images.append((cluster.image_cached[idx], *cluster.image_size_table(idx)))
             image_raw = self.kernel.pull_seconds(cluster.label_codes[ARCH], images, cluster.registry_bandwidth, np.empty(n))
         edge = self.locality.edge_scores(cluster, SKIPPY_MAX)
-        data = self.data.column(cluster, pod)
+        # the data items' seconds as kept per item: a pair is summed in the pass (no column made for a new pair)
+        data = data_seconds(cluster, pod, skippy=True) or None
         capability = self.capability.column(cluster, pod)
         fits, passes, balance = np.empty(n, bool), np.empty(n, bool), np.empty(n)
         decided = self.kernel.decide(
@@ -159,13 +173,14 @@ class SkippyStep:
             pod.memory,
             image_raw,
             edge,
-            None if data is None else data.values,
+            None if data is None else data[0],
             None if capability is None else capability.values,
             start,
             fits,
             passes,
             balance,
             seed,
+            None if data is None or len(data) == 1 else data[1],
         )
         if decided is None:
             return None
@@ -218,7 +233,11 @@ class CompiledScores(EveryNodeScores):
         nothing = zero_scores(n)
         image_score = nothing if hi == 0 else latency_scores(image_raw, lo, hi)
         locality = nothing if edge is None else edge[:]
-        data_raw, data_score = (nothing, nothing) if data is None else (data.values, _min_max(data, data_bounds, True, nothing))
+        if data is None:
+            data_raw, data_score = nothing, nothing
+        else:  # the items' seconds as DataLocality sums them (kept item columns are never changed)
+            data_raw = data[0] if len(data) == 1 else sum(data)
+            data_score = nothing if data_bounds[0] == data_bounds[1] else skippy_min_max(data_raw, True, data_bounds)
         capability_raw, capability_score = (
             (nothing, nothing) if capability is None else (capability.values, _min_max(capability, capability_bounds, False, nothing))
         )

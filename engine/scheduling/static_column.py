@@ -25,12 +25,18 @@ class StaticColumn:
         self._highest: list[int] = []
         self._scores: dict[tuple, np.ndarray] = {}
 
+    def find_extremes(self) -> None:
+        """Find the first nodes holding the smallest and the largest value (at the first bounds asked, or ahead)."""
+        if self._lowest is None:
+            values = self.values
+            self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
+            self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
+
     def bounds(self, scored: np.ndarray) -> tuple:
         """(min, max) of the values over the ``scored`` nodes (a mask over every node, at least one set)."""
         values = self.values
         if self._lowest is None:
-            self._lowest = np.flatnonzero(values == values.min())[:WALK].tolist()
-            self._highest = np.flatnonzero(values == values.max())[:WALK].tolist()
+            self.find_extremes()
         lo = next((values[i] for i in self._lowest if scored[i]), None)
         hi = next((values[i] for i in self._highest if scored[i]), None)
         if lo is None or hi is None:

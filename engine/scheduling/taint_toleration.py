@@ -30,7 +30,7 @@ class TaintToleration(Predicate):
     def groups(self, cluster: Cluster) -> list[tuple[tuple[Taint, ...], np.ndarray]]:
         """The cluster's nodes grouped by their hard taints (taints are fixed once a cluster is built)."""
         if self._cluster is None or self._cluster() is not cluster:
-            self._groups = taint_groups(cluster.taints)
+            self._groups = taint_groups(cluster.taints) if any(cluster.taints) else []  # any(): no Python loop per node
             self._cluster = weakref.ref(cluster)
         return self._groups
 

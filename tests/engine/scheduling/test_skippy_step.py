@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.cluster.model import ARCH, GPU_MODEL, REGION, Pod
+from engine.cluster.model import ARCH, GPU_MODEL, REGION, Container, MiB, Pod
 from engine.cluster.pods import mixed_pods
 from engine.cluster.synth import cloud_regions
 from engine.core.compiled import compiled_module
@@ -192,6 +192,46 @@ def test_fused_step_on_large_clusters_with_kept_columns(n, way):
     assert taken > 100
     if way == "compiled":
         assert compiled == taken if n < 4096 else 0 < compiled < taken
+
+
+@pytest.mark.parametrize("way", STEPS)
+def test_data_items_stored_after_the_scheduler_is_built(way):
+    """The scheduler makes every stored item's columns when it is built (:meth:`SkippyStep.prepare`); items stored
+    later, and an item stored again with another size, are made at their first use: the same decisions either way."""
+    clusters = [cluster_of(300, 7, True, 0.2, 0.1) for _ in range(2)]
+    params = SchedulerParams()
+    with step_way(way):
+        fused = Scheduler(clusters[0], params)
+        general = Scheduler(clusters[1], params, predicates=default_predicates(True))
+    for cluster in clusters:
+        for row in range(len(cluster.storage_nodes)):
+            cluster.storage.put(f"data-{row}", "late", (row + 3) * 2**20)
+        cluster.storage.put("data-0", "item", 777 * 2**20)
+    rng = np.random.default_rng(8)
+    pods = mixed_pods(clusters[0], 80, rng)
+    assert any("late" in value for pod in pods for value in pod.labels.values())
+    for pod in pods:
+        assert_same(fused.schedule(pod), general.schedule(pod))
+
+
+@pytest.mark.parametrize("way", STEPS)
+def test_kept_image_pair_rows_leave_held_decisions_as_they_were(way):
+    """5,000 nodes: a pod of two images reads the row kept for that pair, patched where either image is pulled; a
+    decision still held keeps the pull seconds of its moment (the patch writes a copy), and each is Skippy's."""
+    cluster = cluster_of(5000, 11, True, 0.2, 0.0)
+    with step_way(way):
+        scheduler = Scheduler(cluster, SchedulerParams())
+    names = cluster.registry.names
+    held = []
+    for k in range(24):
+        images = (names[k % 2], names[2 + k % 3])
+        pod = Pod(f"pair-{k}", tuple(Container(image, 250, 256 * MiB) for image in images), {})
+        expected = pod_seconds(cluster, pod.images, slice(None), skippy=True)
+        decision = scheduler.schedule(pod)
+        held.append((decision, expected[decision.nodes]))
+    assert sum(len(decision.needed_images) for decision, _ in held) >= 5  # pulls that patch the rows held decisions read
+    for decision, expected in held:
+        assert np.array_equal(decision.priorities[1].raw, expected)
 
 
 def test_compiled_step_is_built_in_ci():
