@@ -186,6 +186,8 @@ def print_probes(result: dict) -> None:
     print(f"live objects that grew most from '{names[0]}' to '{names[-1]}' (type, count, growth):")
     for t, count, grown in top_growers(first, last):
         print(f"  {grown:+8d} {count:8d}  {t}")
+    new = sorted(set(last["modules"]) - set(first["modules"]))
+    print(f"modules imported after '{names[0]}': {len(new)}" + (f" ({', '.join(sorted({m.split('.')[0] for m in new}))})" if new else ""))
     print("threads: " + ", ".join(f"{k}: {probes[names[0]]['threads'].get(k, 0)} -> {v}" for k, v in last["threads"].items()))
     if "traced_mib" in first:
         trace_dir = Path(result["probe_dir"])
@@ -216,7 +218,7 @@ def main() -> None:
     if "probes" in result:
         print_probes(result)
         result["probes"] = {
-            n: {k: v for k, v in p.items() if k != "types"} for n, p in result["probes"].items()
+            n: {k: v for k, v in p.items() if k not in ("types", "modules")} for n, p in result["probes"].items()
         }  # the counts: in probe_dir
     print("RESULT " + json.dumps(result))
 

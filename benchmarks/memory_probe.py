@@ -8,7 +8,7 @@ A snapshot, taken after a full ``gc.collect()`` (so garbage that is merely not c
   memory freed by Python that glibc did not give back to the system shows as ``free``) and Python's own allocated
   blocks;
 * ``types``: live objects by type (module.qualname), every type gc tracks;
-* ``threads``: live threads by name prefix;
+* ``threads``: live threads by name prefix; ``sessions``: the Bokeh sessions in memory; ``modules``: those imported;
 * with ``SCALELAB_MEMORY_PROBE_TRACE`` set, ``tracemalloc`` is started here (before the app is imported: every
   allocation is traced) and each snapshot is also dumped to ``trace-<n>.bin`` for :func:`top_growers`.
 
