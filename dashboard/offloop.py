@@ -39,11 +39,14 @@ def off_loop(work: Callable[[], Any], done: Callable[[Any], None], failed: Calla
     def run() -> None:
         pn.state.curdoc = doc  # this thread's context: execute() schedules on that session's document
         try:
-            result = work()
-        except Exception as err:  # noqa: BLE001 - handed to failed() on the event loop
-            pn.state.execute(lambda error=err: failed(error), schedule=True)
-            return
-        pn.state.execute(lambda: done(result), schedule=True)
+            try:
+                result = work()
+            except Exception as err:  # noqa: BLE001 - handed to failed() on the event loop
+                pn.state.execute(lambda error=err: failed(error), schedule=True)
+                return
+            pn.state.execute(lambda: done(result), schedule=True)
+        finally:
+            pn.state.curdoc = None  # the worker outlives the job: it must not keep a closed tab's document (its whole page)
 
     EXECUTOR.submit(run)
     return True

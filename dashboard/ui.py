@@ -32,6 +32,7 @@ from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
 from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
+from dashboard.sessionlife import browser_attached, expire_closed_session
 from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
@@ -282,6 +283,7 @@ class Dashboard(pn.viewable.Viewer):
     def _let_go(self, clear_plots: bool) -> None:
         for view in self.tabset.views.values():
             view.close()
+        self.recordings.warmup.forget()  # a branch's warm-up in the off-loop worker stops with the page
         if clear_plots:
             self.session.release()
             self._clear_page()
@@ -297,20 +299,14 @@ class Dashboard(pn.viewable.Viewer):
         self.main.clear()
         self.sidebar.clear()
 
-    def _connected(self) -> bool:
-        """Is a browser still attached? (A closed tab stops simulating at once, before its session is collected.)"""
-        doc = pn.state.curdoc
-        context = doc.session_context if doc is not None else None
-        server_session = context.session if context is not None else None
-        return server_session is None or server_session.connection_count > 0
-
     def _tick(self) -> None:
         now = time.perf_counter()
         wall_dt, self._last_wall = now - self._last_wall, now
         if self._stopped:
             return
-        if not self._connected():  # the tab was closed: free everything now, not when the server collects the session
-            self.stop(clear_plots=False)
+        if not browser_attached():  # the tab was closed: free everything now, and the server drops the session next
+            self.stop()
+            expire_closed_session()
             return
         view = self.active_view()
         # never frozen while a new run is swapped in: Panel components made inside a freeze have no document until it
