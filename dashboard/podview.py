@@ -166,15 +166,21 @@ class PodTab(TabBase, pn.viewable.Viewer):
         )
         # the tab's first frame holds the top row of plots; the others, the devices and the waiting pods follow in the
         # event loop's next turn (dashboard.turns: the page's onload on a page still loading; at once unserved)
-        rest, self.grid.objects = self.grid.objects[2:], self.grid.objects[:2]
         below = [self.gpu.layout, pn.pane.Markdown("### Pods waiting for a node"), self.waiting_note, self.waiting]
-        after_this_turn(lambda: self._show_below(rest, below))
+        self._whole = (list(self.grid.objects), [*self.layout.objects, *below])
+        self.rejoin()
         self.clear()
 
-    def _show_below(self, rest: list, below: list) -> None:
+    def rejoin(self) -> None:
+        """The top row of plots first (a new tab, or back after another world's runs); the rest in the next turn."""
+        plots, parts = self._whole
+        self.grid.objects, self.layout.objects = plots[:2], parts[:3]
+        after_this_turn(self._show_below)
+
+    def _show_below(self) -> None:
+        plots, parts = self._whole
         with pn.io.hold():
-            self.grid.extend(rest)
-            self.layout.extend(below)
+            self.grid.objects, self.layout.objects = plots, parts
 
     # -- feeding -----------------------------------------------------------------------------------------------
     def clear(self) -> None:
