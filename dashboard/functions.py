@@ -35,6 +35,7 @@ from dashboard.messageline import display_style
 from dashboard.plothooks import _time_ticker, hms_js
 from dashboard.plots import PLOT_HEIGHT
 from dashboard.tabs import TabBase
+from dashboard.turns import after_this_turn
 from dashboard.worldplots import FUNCTION_PLOTS
 
 #: Sample rows kept on screen per function.
@@ -173,11 +174,11 @@ class FunctionPlots:
         self.streams = {f: self.streams[f] for f in self.built}
         self.figures = {}
         names = list(FUNCTION_PLOTS)
-        # a served page's first document holds the top row; the other plots are made and join once it has its first frame
-        # (Panel's onload; at once in a notebook, a test or a page already loaded)
+        # a served page's first frame holds the top row; the other plots are made and join after it (its onload on a page
+        # still loading, the event loop's next turn on a loaded page: a new run of another scenario; at once unserved)
         self.layout[:] = self._add_figures(names[:2])
         built = self.built
-        pn.state.onload(lambda: self._more_figures(built, names[2:]))
+        after_this_turn(lambda: self._more_figures(built, names[2:]))
 
     def _more_figures(self, built: tuple[str, ...], names: list[str]) -> None:
         if built == self.built and not set(names) & set(self.figures):  # not made again for another run meanwhile
@@ -436,9 +437,9 @@ class FunctionsTab(TabBase, pn.viewable.Viewer):
         sim = self.session.sim
         if sim is not None and sim is not self._bound:
             self._bound = sim
-            # the per-function controls (a hundred widgets, below the plots) once the page has its first frame when
-            # served (Panel's onload; at once in a notebook, a test or a page already loaded)
-            pn.state.onload(self._bind_now)
+            # the per-function controls (a hundred widgets, below the plots) after the frame with the plots when served
+            # (dashboard.turns; at once in a notebook or a test)
+            after_this_turn(self._bind_now)
 
     def _bind_now(self) -> None:
         if self.session.sim is not None:

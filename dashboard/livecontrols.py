@@ -76,6 +76,7 @@ class LiveControls:
         self._on_applied = on_applied
         self._pool: dict[tuple, _Card] = {}  # every card made so far, by (key, section class, fixed names, placement)
         self._shown: dict[str, _Card] = {}  # the live run's, by section key, in the sidebar's order
+        self._shown_pooled: list[tuple[str, tuple]] = []  # and their pool keys
         self.layout = pn.Column(sizing_mode="stretch_width", margin=0)
         self.rebind()
 
@@ -99,6 +100,27 @@ class LiveControls:
         """Sections whose card holds its widgets."""
         return {key for key, entry in self._shown.items() if entry.filled}
 
+    def _wanted(self) -> list[tuple[str, tuple, bool]]:
+        """The live run's cards in the sidebar's order: (section key, pool key, inside the policy card)."""
+        live = self.session.sim.sections
+        order = [k for k, _, _ in SECTION_CARDS]
+        keys = [k for k in order if k in live] + [k for k in live if k not in order]
+        fixed = set(self.session.fixed_sections())  # whole sections, or single "section.name" parameters
+        keys = [k for k in keys if k not in NOT_LIVE | fixed and not is_function_slot(k) and (self.only is None or k in self.only)]
+        policy_key = "policy" if "policy" in keys else None
+        wanted = []
+        for key in keys:
+            exclude = tuple(name for name in live[key].values() if f"{key}.{name}" in fixed)
+            in_policy = bool(policy_key) and key != policy_key and policies_reading(key) is not None
+            wanted.append((key, (key, type(live[key]), exclude, in_policy), in_policy))
+        return wanted
+
+    def same_cards(self) -> bool:
+        """Would :meth:`rebind` keep the sidebar's cards as they are (only their values change: a Reset, a branch)?"""
+        if self.session.sim is None:
+            return True
+        return [(key, pooled) for key, pooled, _ in self._wanted()] == self._shown_pooled
+
     def rebind(self) -> None:
         """Show the session's run: every control on the new run's sections, showing its values. A section of a class
         shown before keeps its card and widgets (a change made with them goes to the new run); a new one gets a card;
@@ -107,19 +129,14 @@ class LiveControls:
         if s.sim is None:
             return
         live = s.sim.sections
-        order = [k for k, _, _ in SECTION_CARDS]
-        keys = [k for k in order if k in live] + [k for k in live if k not in order]
-        fixed = set(s.fixed_sections())  # whole sections, or single "section.name" parameters
-        keys = [k for k in keys if k not in NOT_LIVE | fixed and not is_function_slot(k) and (self.only is None or k in self.only)]
-        self.policy_key = "policy" if "policy" in keys else None
+        wanted = self._wanted()
+        self.policy_key = "policy" if any(key == "policy" for key, _, _ in wanted) else None
         titles = {k: (t, c) for k, t, c in SECTION_CARDS}
         shown: dict[str, _Card] = {}
-        for key in keys:
-            exclude = tuple(name for name in live[key].values() if f"{key}.{name}" in fixed)
-            in_policy = bool(self.policy_key) and key != self.policy_key and policies_reading(key) is not None
+        for key, pooled, in_policy in wanted:
+            exclude = pooled[2]
             title, collapsed = titles.get(key, (self._declared_title(key) or (key.upper() if len(key) <= 4 else key.capitalize()), True))
             title = f"{title} parameters" if in_policy else title
-            pooled = (key, type(live[key]), exclude, in_policy)
             entry = self._pool.get(pooled)
             if entry is None:
                 ctl = SectionControls(live[key], s.apply, key, exclude=exclude, scope=self.scope, on_applied=self._applied)
@@ -132,6 +149,7 @@ class LiveControls:
                 entry.card.title = title  # a node group's card names the new run's group
             shown[key] = entry
         self._shown = shown
+        self._shown_pooled = [(key, pooled) for key, pooled, _ in wanted]
         if self.policy_key:
             self._nest_policy_cards()
             self._show_policy(live[self.policy_key].kind)

@@ -23,6 +23,7 @@ from dashboard.context import AppContext
 from dashboard.gpu import GpuDeviceView
 from dashboard.liveplots import PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
 from dashboard.tabs import TabBase
+from dashboard.turns import after_this_turn
 from dashboard.worldplots import DASHES
 
 #: Sample rows kept on screen.
@@ -160,14 +161,26 @@ class PodTab(TabBase, pn.viewable.Viewer):
             pn.Row(pn.pane.Markdown("**GPU policy** (live: the next pods are placed by it)", margin=(12, 10)), self.policy),
             self.policy_note,
             self.grid,
-            self.gpu.layout,
-            pn.pane.Markdown("### Pods waiting for a node"),
-            self.waiting_note,
-            self.waiting,
             sizing_mode="stretch_width",
             css_classes=["pod-view"],
         )
+        # the tab's first frame holds the top row of plots; the others, the devices and the waiting pods follow in the
+        # event loop's next turn (dashboard.turns: the page's onload on a page still loading; at once unserved)
+        below = [self.gpu.layout, pn.pane.Markdown("### Pods waiting for a node"), self.waiting_note, self.waiting]
+        self._whole = (list(self.grid.objects), [*self.layout.objects, *below])
+        self.rejoin()
         self.clear()
+
+    def rejoin(self) -> None:
+        """The top row of plots first (a new tab, or back after another world's runs); the rest in the next turn."""
+        plots, parts = self._whole
+        self.grid.objects, self.layout.objects = plots[:2], parts[:3]
+        after_this_turn(self._show_below)
+
+    def _show_below(self) -> None:
+        plots, parts = self._whole
+        with pn.io.hold():
+            self.grid.objects, self.layout.objects = plots, parts
 
     # -- feeding -----------------------------------------------------------------------------------------------
     def clear(self) -> None:

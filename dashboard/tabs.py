@@ -47,6 +47,8 @@ class Tab(Protocol):
 
     def close(self) -> None: ...
 
+    def rejoin(self) -> None: ...
+
     # a tab with its own clock
     def tick(self, wall_dt: float, speed: float, playing: bool) -> None: ...
 
@@ -84,6 +86,11 @@ class TabBase:
         return None
 
     def close(self) -> None:
+        return None
+
+    def rejoin(self) -> None:
+        """The tab joins the page again after runs of another world (it left with them): it may hold its top part only and
+        bring the rest in the event loop's next turn (:mod:`dashboard.turns`), so that its first frame is sent sooner."""
         return None
 
     def tick(self, wall_dt: float, speed: float, playing: bool) -> None:

@@ -46,6 +46,9 @@ class TabSet:
         self._building = True
         try:
             if titles != self.titles or not len(self.tabs):  # the same tabs (a reset, a branch in the same world): kept as they are
+                for title in titles:  # built for an earlier world, back now: its top part first
+                    if title in self.views and title not in self.titles:
+                        self.views[title].rejoin()
                 self.titles = titles
                 if titles:
                     self.ensure(titles[front])  # its view in its holder before the new list joins the page

@@ -36,6 +36,7 @@ from dashboard.sessionlife import browser_attached, expire_closed_session
 from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
+from dashboard.turns import after_this_turn
 from dashboard.views import WINDOW, KpiRow, PlacementTab, SeriesTab
 from engine import Scenario
 
@@ -72,7 +73,7 @@ class Dashboard(pn.viewable.Viewer):
         self.message = self.fault_alert = ctx.message
         self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
-        self._drawn_scenario = s.scenario
+        self._drawn_scenario, self._drawn_world = s.scenario, s.world
         self.controls_holder = pn.Column(sizing_mode="stretch_width", margin=0)  # the parameter cards' column
         self.sidebar = pn.Column(sizing_mode="stretch_width", margin=0)  # its cards: _fill_sidebar
         self.tabset = TabSet(ctx, TABS, on_change=self._tab_changed)
@@ -233,11 +234,17 @@ class Dashboard(pn.viewable.Viewer):
         pn.state.onload(self.start)
         return self._layout
 
-    def _fill_sidebar(self) -> None:
-        """The sidebar's cards (made now if they were not): Run, Recordings, Faults, the parameter cards."""
-        if not len(self.sidebar):
-            self.controls_holder[:] = [self.controls.layout]
-            self.sidebar[:] = [self.run_card.card, self.recordings.card, self.fault_card.card, self.controls_holder]
+    def _fill_sidebar(self, run_card_only: bool = False, fill: bool = False) -> None:
+        """The sidebar's cards (made now if they were not): Run, Recordings, Faults, the parameter cards (``fill``: open
+        ones with their widgets)."""
+        cards = [self.run_card.card, *([] if run_card_only else [self.recordings.card, self.fault_card.card, self.controls_holder])]
+        with pn.io.hold():
+            if fill:
+                self.controls.fill()
+            if len(self.sidebar) < len(cards):
+                if not run_card_only:
+                    self.controls_holder[:] = [self.controls.layout]
+                self.sidebar[:] = cards
 
     # -- lifecycle -----------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -249,9 +256,9 @@ class Dashboard(pn.viewable.Viewer):
         quiet_closed_sockets()
         if self._link_playing is not None:  # the link's play state, after the first minutes were drawn
             self.session.playing, self._link_playing = self._link_playing, None
-        with pn.io.hold():  # the sidebar's cards, open ones with their widgets, now that the first frame is on screen
-            self.controls.fill()
-            self._fill_sidebar()
+        # the Run card now that the first frame is on screen (the scenario list usable at once); the other cards, open ones
+        self._fill_sidebar(run_card_only=True)  # with their widgets, in the loop's next turn (at once unserved)
+        pn.state.execute(lambda: self._stopped or self._fill_sidebar(fill=True), schedule=True)
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         self.loop.tick_soon = self._tick_soon
         self._update_link()
@@ -426,11 +433,20 @@ class Dashboard(pn.viewable.Viewer):
         """Reset, replay or scenario switch: the next tick draws the new run (inside one held update)."""
         self.loop.new_run = True
         # the controls on the new run's sections at once (a change made before the next tick goes to the new run): those
-        # of a section class shown before are kept, only their values change (a new world's sections get new cards)
-        if "controls" in self.ctx.parts.made:
-            with pn.io.hold():
-                self.controls.rebind()
+        # of a section class shown before are kept, only their values change. Another world's cards and fault buttons are
+        # made once its first frame is on its way (served): the browser draws the new plots while the server makes them
+        same = "controls" not in self.ctx.parts.made or self.controls.same_cards()
+        self._rebuild_sidebar() if same and self.session.world == self._drawn_world else after_this_turn(self._rebuild_sidebar)
         self.loop.mark_urgent()
+
+    def _rebuild_sidebar(self) -> None:
+        """The controls on the live run's sections, the fault buttons of its world."""
+        made = self.ctx.parts.made
+        with pn.io.hold():
+            if "controls" in made and not self._stopped:
+                self.controls.rebind()
+            if "fault_card" in made and not self._stopped:
+                self.fault_card.rebuild()
 
     def adopt_run(self, tab: str | None = None) -> None:
         """The session holds a new run: swap it into every view now, in one held update (a branch, an upload); ``tab``:
@@ -454,8 +470,7 @@ class Dashboard(pn.viewable.Viewer):
         for view in self.tabset.views.values():
             view.clear()
         self.tabset.arrange(keep=tab)
-        if "fault_card" in self.ctx.parts.made:
-            self.fault_card.rebuild()
+        self._drawn_world = s.world
         self.kpis.update(s.kpis(), view=s.view)
         if s.scenario != self._drawn_scenario:  # another scenario: its first minutes at once (a reset starts at t=0)
             self._drawn_scenario = s.scenario

@@ -37,6 +37,7 @@ from dashboard.kpis import KpiTracker, world_view
 from dashboard.liveplots import GROUPS
 from dashboard.placement import PlacementTab, PlacementView, ScoreView
 from dashboard.tabs import TabBase
+from dashboard.turns import after_this_turn
 
 #: Samples kept on screen per run and plot (a few thousand points at most; see the recipe).
 WINDOW = 1500
@@ -159,7 +160,12 @@ class TimeSeriesView(pn.viewable.Viewer):
 
     def _show_secondary(self) -> None:
         with pn.io.hold():
-            self.layout.extend(self.panes[name] for name in liveplots.group_plots(GROUPS[1]))
+            self.layout.objects = [self.panes[name] for group in GROUPS for name in liveplots.group_plots(group)]
+
+    def top_first(self) -> None:
+        """Hold the primary group's plots only; the secondary group's join in the event loop's next turn (dashboard.turns)."""
+        self.layout.objects = [self.panes[name] for name in liveplots.group_plots(GROUPS[0])]
+        after_this_turn(self._show_secondary)
 
     def clear(self) -> None:
         """Empty every plot for a new run (reset, replay, scenario switch), and its axes with it: the plots stay, their
@@ -423,6 +429,12 @@ class SeriesTab(TabBase, pn.viewable.Viewer):
     def clear(self) -> None:
         self.series.clear()
         self.events.clear()
+
+    def rejoin(self) -> None:
+        """Back after another world's runs: the primary plots first; the others and the event log in the next turn."""
+        self.series.top_first()
+        whole, self._layout.objects = list(self._layout.objects), [self.series]
+        after_this_turn(lambda: setattr(self._layout, "objects", whole))
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

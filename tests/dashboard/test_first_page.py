@@ -95,3 +95,19 @@ def test_a_served_functions_page_sends_the_top_row_of_function_plots_first_and_t
         callback()
     assert len(fn.layout) == 5 and all(len(p.object.renderers) for p in fn.layout)
     d.stop()
+
+
+def test_a_served_pod_page_sends_the_top_row_first_and_the_other_plots_devices_and_waiting_pods_at_onload(monkeypatch):
+    """The pod world's GPU tab (d18-switch6): its first frame holds the top two plots with the first minutes; the other
+    plots, the device heatmap and the waiting pods join at onload (or, on a loaded page, in the event loop's next turn)."""
+    waiting: list = []
+    monkeypatch.setattr(pn.state, "onload", lambda callback, threaded=False: waiting.append(callback))
+    d = Dashboard("openb-fgd")
+    d.page()
+    tab = d.tabset.active_view()
+    assert len(tab.grid) == 2 and tab.gpu.layout not in tab.layout and tab.waiting not in tab.layout
+    assert all(len(p.object.renderers[0].data_source.data["time"]) >= 2 for p in tab.grid)
+    for callback in waiting:
+        callback()
+    assert len(tab.grid) == 5 and tab.gpu.layout in tab.layout and tab.waiting in tab.layout
+    d.stop()

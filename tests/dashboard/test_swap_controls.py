@@ -17,6 +17,19 @@ def ticked(d: Dashboard, n: int = 3) -> Dashboard:
     return d
 
 
+def next_turns(monkeypatch) -> list:
+    """What the page's parts leave to the event loop's next turn (``dashboard.turns``), queued to be run by hand."""
+    import dashboard.functions
+    import dashboard.podview
+    import dashboard.ui
+    import dashboard.views
+
+    later: list = []
+    for module in (dashboard.ui, dashboard.functions, dashboard.podview, dashboard.views):
+        monkeypatch.setattr(module, "after_this_turn", later.append)
+    return later
+
+
 def cap_control(d: Dashboard):
     return d.controls.sections["autoscaler"].controls["MAX_WORKERS"]
 
@@ -105,4 +118,51 @@ def test_per_function_cards_are_kept_across_a_reset_and_a_scenario_with_other_fu
     assert titles == [f"{sections[k].label} ({sections[k].scaler})" for k in sections if k in slots]
     for key, ctl in _function_cards(d).items():
         assert ctl.live is sections[key]
+    d.stop()
+
+
+def test_a_switch_draws_the_new_worlds_plots_before_its_cards_and_fault_buttons_which_follow_in_the_next_turn(monkeypatch):
+    """Served, a switch to another world sends its first frame first; its sidebar cards and fault buttons are made in the
+    event loop's next turn (``dashboard.turns``), here run by hand. A Reset keeps the cards and rebinds them at once."""
+    later = next_turns(monkeypatch)
+    d = ticked(Dashboard("default"))
+    d.start()
+    vm_cards, vm_faults = dict(d.controls.cards), set(d.fault_card.buttons)
+    d.session.scenario = "faas-basic"
+    d.refresh()
+    fn = d.tabset.active_view()
+    assert d.active_tab == "Functions" and min(fn.view.plots.held().values()) >= 2  # the new world's plots hold data
+    assert d.controls.cards == vm_cards and set(d.fault_card.buttons) == vm_faults and later  # the sidebar waits its turn
+    while later:
+        later.pop(0)()
+    assert "autoscaler" not in d.controls.cards and set(d.controls.cards) <= {"scheduler", "hpa", "kpa", "keda", "faas", "function_faults"}
+    assert set(d.fault_card.buttons) != vm_faults and fn.view.controls.objects  # the functions world's faults, per-function cards
+    assert all(ctl.live is d.session.sim.sections[key] for key, ctl in d.controls.sections.items())
+    faas = d.session.sim
+    d._reset()
+    d.refresh()
+    assert d.session.sim is not faas  # a Reset: the same cards, on the new run's sections before any later turn
+    assert all(ctl.live is d.session.sim.sections[key] for key, ctl in d.controls.sections.items())
+    d.stop()
+
+
+def test_a_tab_back_after_another_worlds_runs_holds_its_top_plots_first_and_the_rest_after_the_turn(monkeypatch):
+    later = next_turns(monkeypatch)
+    d = ticked(Dashboard("default"))
+    d.start()
+    live = d.live_tab
+    whole = list(live.__panel__().objects)
+    for scenario in ("openb-fgd", "default"):
+        d.session.scenario = scenario
+        d.refresh()
+        if scenario == "openb-fgd":
+            assert len(d.tabset.active_view().grid) == 2  # the GPU tab's top row first
+            while later:
+                later.pop(0)()
+            assert len(d.tabset.active_view().grid) == 5
+    assert d.active_tab == "Live" and [p.object.name for p in live.series.layout] == ["ts-queue", "ts-time_left", "ts-workers"]
+    assert list(live.__panel__().objects) == whole[:1] and live.series.streams["live"].rows() >= 2  # the new run's rows
+    while later:
+        later.pop(0)()
+    assert len(live.series.layout) == 6 and list(live.__panel__().objects) == whole
     d.stop()
