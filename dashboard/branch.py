@@ -114,6 +114,28 @@ class BranchTab(TabBase, pn.viewable.Viewer):
             self.views_holder[:] = [self._views]
         return self._views
 
+    def prepare(self, view: Any) -> None:
+        """Make the plots a branch of a recording of ``view``'s world draws (Bokeh figures, not yet on the page), so that
+        *Branch here* only fills them: the Replay tab calls this once a recording's first frame is drawn. (A function
+        world's figures are made with its functions, when its rows are first drawn.)"""
+        if not self.prepared(view):
+            if "vm-series" in view.views:
+                self.views  # noqa: B018 - made on first use
+            else:
+                self._side_plots(view)
+
+    def prepared(self, view: Any) -> bool:
+        """Are the plots a branch of ``view``'s world draws made (or made only with its rows: a function world's)?"""
+        if "vm-series" in view.views:
+            return self._views is not None
+        return "functions" in view.views or (view.views, tuple(view.series)) in self._sides
+
+    def _side_plots(self, view: Any) -> SidePlots:
+        key = (view.views, tuple(view.series))
+        if key not in self._sides:
+            self._sides[key] = SidePlots(view)
+        return self._sides[key]
+
     def clear(self) -> None:
         """A new live run: if it is a branch, show its parent from the branch point on (and nothing of the branch yet)."""
         s = self.session
@@ -133,10 +155,7 @@ class BranchTab(TabBase, pn.viewable.Viewer):
             samples, events = (_from(parent.tables.get(t, pd.DataFrame()), self.branch_time) for t in ("samples", "events"))
             self.views.push("parent", samples, events, sample_interval(parent))
         else:
-            key = (view.views, tuple(view.series))
-            if key not in self._sides:
-                self._sides[key] = SidePlots(view)
-            self.sides = self._sides[key]
+            self.sides = self._side_plots(view)
             self.sides.clear()
             if list(self.side_by_side) != [self.sides.layout]:
                 self.side_by_side[:] = [self.sides.layout]

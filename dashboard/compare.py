@@ -1,10 +1,14 @@
 """The Compare tab: two parameter sets on the same scenario and seed, controls side by side, plots overlaid, B - A.
 
 A tab with its own clock: while it is shown, the sidebar's Play/Pause, Speed, Step and Reset drive runs A and B, and
-the live run waits (the header says so). The pair is built off the event loop (:func:`dashboard.offloop.off_loop`): the
-page stays live meanwhile and says so. Every world streams A and B into plain Bokeh figures (only new rows): the VM
-world's time plots overlay A (solid) and B (dashed); the function platform's and the pod world's plots of A and of B
-stand side by side.
+the live run waits (the header says so). The pair is built off the event loop (:func:`dashboard.offloop.off_loop`),
+with its first minutes simulated there when the clock plays (as a new live run is), while the loop makes the pair's
+figures (not yet on the page): the page stays live meanwhile and says so. The built pair's first rows are drawn into
+those figures before they join the page, so its plots arrive with data, in one layout change (one message, one build in
+the browser). Every world streams A and B into plain Bokeh figures (only new rows): the VM world's time plots overlay A
+(solid) and B (dashed); the function platform's and the pod world's plots of A and of B stand side by side. The status
+line is shown and hidden by its CSS, not by ``visible`` (which lays the whole page out again:
+:mod:`dashboard.messageline`).
 """
 
 from __future__ import annotations
@@ -19,13 +23,41 @@ from dashboard.context import AppContext
 from dashboard.functions import FunctionPlots
 from dashboard.kpis import kpi_difference
 from dashboard.livecontrols import LiveControls
+from dashboard.messageline import display_style
 from dashboard.offloop import off_loop
 from dashboard.podview import PodPlots
-from dashboard.session import ComparePair
+from dashboard.session import ComparePair, warm_up
 from dashboard.tabs import TabBase
 from dashboard.views import KpiRow, TimeSeriesView
 
 BUILDING = "*Building runs A and B… the page stays live meanwhile.*"
+
+
+def build_pair(scenario: Any, seed: int | None, changes: dict[str, Any], warm: bool) -> tuple[ComparePair, dict[str, dict]]:
+    """Runs A and B (``changes`` on both, B's difference on B), their first minutes simulated when ``warm`` (B to A's
+    clock: they stay in lockstep), and each one's first rows polled. Plain engine work: safe in a worker thread; the
+    tables are those of the same runs advanced from t = 0 in any other slices."""
+    pair = ComparePair(scenario, seed, changes)
+    read_only_drawn(pair)
+    if warm:
+        warm_up(pair.a.sim)
+        pair.b.sim.advance(pair.a.sim.now)
+    return pair, {"A": pair.a.poll(), "B": pair.b.poll()}
+
+
+def drawn_tables(view: Any) -> tuple[str, ...]:
+    """The tables Compare draws of a run of ``view``'s world (the VM world's time plots read samples and events)."""
+    if "vm-series" in view.views:
+        return ("samples", "events")
+    return ("function_samples",) if "functions" in view.views else (view.sample_table,)
+
+
+def read_only_drawn(pair: ComparePair) -> None:
+    """A and B poll only the tables Compare draws and their KPIs read (a poll makes a DataFrame of every table it reads
+    that grew: 4-13 ms per run and tick for all of them)."""
+    for s in pair.sessions:
+        wanted = set(drawn_tables(s.view)) | set(s.kpi.tables)
+        s.feed.tables = tuple(t for t in s.feed.tables if t in wanted)
 
 
 class WorldPair:
@@ -81,7 +113,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
             description="A and B start again from t=0 with the live run's parameters",
         )
         self.restart.on_click(lambda e: self.rebuild())
-        self.status = pn.pane.Markdown("", css_classes=["compare-status"], visible=False)
+        self.status = pn.pane.Markdown("", css_classes=["compare-status"], styles=display_style(False))
         self.controls = pn.Row(sizing_mode="stretch_width")
         #: the pair's plots and side controls: set once per pair, so its models are made and sent in one layout change
         self.body = pn.Column(sizing_mode="stretch_width", margin=0)
@@ -101,6 +133,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.pair: ComparePair | None = None
+        self._world_pairs: dict[tuple, WorldPair] = {}  # by the world's plots: made once per world, kept across pairs
         self.side_controls: list[LiveControls] = []
         self._new_pair = False
         self._building: tuple | None = None  # what is being built off the loop (scenario, seed, changes), or None
@@ -122,7 +155,8 @@ class CompareView(TabBase, pn.viewable.Viewer):
         return not self._new_pair and not (self.world_plots is not None and self.world_plots.needs_build)
 
     def rebuild(self) -> None:
-        """A and B again from t=0, with the live run's scenario, seed and changes: built off the event loop."""
+        """A and B again from t=0, with the live run's scenario, seed and changes: built off the event loop (with their
+        first minutes when the clock plays), while the loop makes their figures."""
         live = self.ctx.session
         wanted = (live.scenario_object(), live.seed, dict(live.overrides))
         if self._building is not None and self._building == wanted:
@@ -134,42 +168,79 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self._generation += 1
         generation = self._generation
         self._building = wanted
-        self.status.object, self.status.visible = BUILDING, True
+        self._say(BUILDING)
         scenario, seed, changes = wanted
-        off_loop(lambda: ComparePair(scenario, seed, changes), lambda pair: self._adopt(pair, generation), self._failed)
+        warm = bool(live.playing)
+        plots = self._plots_for(live.view) if live.sim is not None else None  # on the loop, while the worker builds
+        off_loop(
+            lambda: build_pair(scenario, seed, changes, warm),
+            lambda built: self._adopt(built, generation, plots),
+            self._failed,
+        )
+
+    def _say(self, line: str) -> None:
+        """The status line beside Restart (empty: hidden), shown by its CSS (no page-wide relayout)."""
+        if line:
+            self.status.object = line
+        styles = display_style(bool(line))
+        if self.status.styles != styles:
+            self.status.styles = styles
+
+    def _plots_for(self, view: Any) -> Any:
+        """The plots of a pair of ``view``'s world: the overlaid time plots (VM world) or that world's pair of plots, made
+        once and kept (a new pair empties them)."""
+        if "vm-series" in view.views:
+            if self.views is None:
+                self.views = TimeSeriesView(("A", "B"), prefix="cmp")
+            return self.views
+        key = (view.views, tuple(getattr(view, "series", ())), getattr(view, "sample_table", None))
+        if key not in self._world_pairs:
+            self._world_pairs[key] = WorldPair(view)
+        return self._world_pairs[key]
 
     def _failed(self, error: BaseException) -> None:
         self._building = None
-        self.status.object, self.status.visible = f"Runs A and B could not be built: {error}", True
+        self._say(f"Runs A and B could not be built: {error}")
 
-    def _adopt(self, pair: ComparePair, generation: int) -> None:
-        """The built pair (on the event loop): its plots and side controls; a pair overtaken by another is let go."""
+    def _adopt(self, built: tuple[ComparePair, dict[str, dict]], generation: int, plots: Any = None) -> None:
+        """The built pair (on the event loop): its first rows drawn into its plots, then plots and side controls join
+        the page in one held change; a pair overtaken by another is let go."""
+        pair, first = built
         if generation != self._generation or self._closed:
             pair.stop()
             return
         self._building = None
-        self.status.visible = False
         self.pair = pair
-        if self.streamed:
-            if self.views is None:
-                self.views = TimeSeriesView(("A", "B"), prefix="cmp")
-            self.world_plots = None
-            plots = self.views
-        else:
-            self.world_plots = WorldPair(pair.a.view)
-            plots = self.world_plots.layout
-        sections = pair.a.view.compare_sections
-        sides = []
-        self.side_controls = []
-        for label, s in (("A", pair.a), ("B", pair.b)):
-            ctl = LiveControls(s, sections=sections, collapsed_all=True, scope=label)
-            self.side_controls.append(ctl)
-            sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
-        self.plots[:] = [plots]
-        self.controls[:] = sides
-        if not len(self.body):  # the first pair: its holders filled before they join the page, so the plots and controls
-            self.body[:] = [self.plots, self.controls]  # reach it in one layout change (one graph walk, one message), not two
-        self._new_pair = True
+        made = self._plots_for(pair.a.view)
+        if plots is not made:  # made for another world than the pair's (the live run changed meanwhile)
+            plots = made
+        with pn.io.hold():
+            if self.streamed:
+                self.world_plots = None
+            else:
+                self.world_plots = plots
+            plots.clear()
+            self._new_pair = False  # drawn from its first row here
+            self._push(first)
+            if self.streamed:
+                self.views.flush()
+            else:
+                self.world_plots.flush()
+            self._draw_kpis()
+            sections = pair.a.view.compare_sections
+            sides = []
+            self.side_controls = []
+            for label, s in (("A", pair.a), ("B", pair.b)):
+                ctl = LiveControls(s, sections=sections, collapsed_all=True, scope=label)
+                self.side_controls.append(ctl)
+                sides.append(pn.Column(pn.pane.Markdown(f"### Run {label}"), ctl.layout, sizing_mode="stretch_width"))
+            shown = plots if self.streamed else plots.layout
+            if list(self.plots) != [shown]:
+                self.plots[:] = [shown]
+            self.controls[:] = sides
+            if not len(self.body):  # the first pair: its holders filled before they join the page, so the plots and
+                self.body[:] = [self.plots, self.controls]  # controls reach it in one layout change (one message), not two
+            self._say("")
         self.ctx.mark_urgent()
 
     # -- its own clock -------------------------------------------------------------------------------------------
@@ -202,6 +273,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
     def reset(self) -> None:
         if self.pair is not None:
             self.pair.reset()
+            read_only_drawn(self.pair)
             for ctl in self.side_controls:  # new runs, new sections: the controls show and change those
                 ctl.rebind()
         self._new_pair = True
@@ -209,13 +281,17 @@ class CompareView(TabBase, pn.viewable.Viewer):
     def _poll(self) -> None:
         if self._new_pair:  # its rows wait for the next tick, which draws the new pair from its first row
             return
+        self._push({"A": self.pair.a.poll(), "B": self.pair.b.poll()})
+
+    def _push(self, new: dict[str, dict[str, pd.DataFrame]]) -> None:
+        """Queue A's and B's new rows in their plots."""
         for label, s in (("A", self.pair.a), ("B", self.pair.b)):
-            new = s.poll()
+            rows = new[label]
             if self.streamed:
                 interval = s.sim.sections["run"].sample_interval
-                self.views.push(label, new.get("samples", pd.DataFrame()), new.get("events", pd.DataFrame()), interval)
+                self.views.push(label, rows.get("samples", pd.DataFrame()), rows.get("events", pd.DataFrame()), interval)
             else:
-                self.world_plots.push(label, new)
+                self.world_plots.push(label, rows)
 
     def now(self) -> float:
         return self.pair.a.sim.now if self.pair is not None else 0.0
@@ -238,11 +314,14 @@ class CompareView(TabBase, pn.viewable.Viewer):
                 return False
         elif self.world_plots is not None:
             self.world_plots.flush()
+        self._draw_kpis()
+        return True
+
+    def _draw_kpis(self) -> None:
         a, b = self.pair.a.kpis(), self.pair.b.kpis()
         view = self.pair.a.view
         self.kpi_a.update(a, view=view)
         self.kpi_b.update(b, kpi_difference(view, a, b), view=view)
-        return True
 
     def restart_round(self) -> None:
         if self.views is not None:

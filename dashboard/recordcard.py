@@ -156,9 +156,9 @@ class Recordings:
             # on the loop's next turn: the warm-up's simulation (in a thread) does not share the interpreter with the
             # making of the Replay tab's models when a recording opens
             pn.state.execute(functools.partial(self.warmup.aim, rec, at), schedule=True)
-            if self.branch_tab._views is None and "vm-series" in recording_view(rec).views:
+            if not self.branch_tab.prepared(view := recording_view(rec)):
                 # the Branch tab's plots (Bokeh figures, not yet on the page) made now, after this frame, not on the click
-                pn.state.execute(lambda: self.branch_tab.views, schedule=True)
+                pn.state.execute(lambda: self.branch_tab.prepare(view), schedule=True)
 
     def branch(self, rec: Recording, at: float) -> None:
         """Make the live run a branch of ``rec`` at ``at``, paused, and show the Branch tab.
