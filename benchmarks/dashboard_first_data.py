@@ -195,9 +195,7 @@ class Server:
         self.name, self.built, self.floor = name, tmp / f"built-{name}.txt", floor
         self.built.write_text("")
         env = {**os.environ, "PYTHONPATH": str(tree)}
-        serve_args = ["--serve-floor", str(self.port), str(self.built), floor] if floor else ["--serve", str(self.port), str(self.built)]
-        cmd = [sys.executable, str(Path(__file__).resolve()), *serve_args]
-        self.proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(self._command(), cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:  # listening?
             with socket.socket() as probe, contextlib.suppress(OSError):
@@ -207,6 +205,13 @@ class Server:
                 raise RuntimeError(f"the {name} server exited ({self.proc.returncode})")
             time.sleep(0.2)
         raise RuntimeError(f"the {name} server did not listen within 300 s")
+
+    def _command(self) -> list[str]:
+        """The server process's command line (this script serving the tree, or a floor)."""
+        serve_args = (
+            ["--serve-floor", str(self.port), str(self.built), self.floor] if self.floor else ["--serve", str(self.port), str(self.built)]
+        )
+        return [sys.executable, str(Path(__file__).resolve()), *serve_args]
 
     def cpu(self) -> float:
         return _cpu(self.proc.pid)
