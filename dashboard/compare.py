@@ -171,12 +171,9 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self._say(BUILDING)
         scenario, seed, changes = wanted
         warm = bool(live.playing)
-        plots = self._plots_for(live.view) if live.sim is not None else None  # on the loop, while the worker builds
-        off_loop(
-            lambda: build_pair(scenario, seed, changes, warm),
-            lambda built: self._adopt(built, generation, plots),
-            self._failed,
-        )
+        if live.sim is not None:  # the pair's figures made on the loop while the worker builds A and B (kept for _adopt)
+            self._plots_for(live.view)
+        off_loop(lambda: build_pair(scenario, seed, changes, warm), lambda built: self._adopt(built, generation), self._failed)
 
     def _say(self, line: str) -> None:
         """The status line beside Restart (empty: hidden), shown by its CSS (no page-wide relayout)."""
@@ -202,7 +199,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self._building = None
         self._say(f"Runs A and B could not be built: {error}")
 
-    def _adopt(self, built: tuple[ComparePair, dict[str, dict]], generation: int, plots: Any = None) -> None:
+    def _adopt(self, built: tuple[ComparePair, dict[str, dict]], generation: int) -> None:
         """The built pair (on the event loop): its first rows drawn into its plots, then plots and side controls join
         the page in one held change; a pair overtaken by another is let go."""
         pair, first = built
@@ -211,9 +208,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
             return
         self._building = None
         self.pair = pair
-        made = self._plots_for(pair.a.view)
-        if plots is not made:  # made for another world than the pair's (the live run changed meanwhile)
-            plots = made
+        plots = self._plots_for(pair.a.view)  # made by rebuild(), unless the live run changed world meanwhile
         with pn.io.hold():
             if self.streamed:
                 self.world_plots = None

@@ -436,7 +436,10 @@ class Dashboard(pn.viewable.Viewer):
         # of a section class shown before are kept, only their values change. Another world's cards and fault buttons are
         # made once its first frame is on its way (served): the browser draws the new plots while the server makes them
         same = "controls" not in self.ctx.parts.made or self.controls.same_cards()
-        self._rebuild_sidebar() if same and self.session.world == self._drawn_world else after_this_turn(self._rebuild_sidebar)
+        if same and self.session.world == self._drawn_world:
+            self._rebuild_sidebar()
+        else:
+            after_this_turn(self._rebuild_sidebar)
         self.loop.mark_urgent()
 
     def _rebuild_sidebar(self) -> None:
