@@ -107,8 +107,9 @@ class FunctionPlots:
     """The five time plots of one run's functions (:data:`~dashboard.worldplots.FUNCTION_PLOTS`): a source per function,
     streamed; the figures are (re)made when a run's set of functions is first seen (a new run, a new scenario)."""
 
-    def __init__(self, prefix: str = "fn", window: int = WINDOW):
+    def __init__(self, prefix: str = "fn", window: int = WINDOW, staged: bool = True):
         self.prefix, self.window = prefix, window
+        self.staged = staged  # the lower plots a turn after the top row (False: all at once, for a caller that takes them)
         self.x_range = Range1d(0.0, 1.0)
         self.streams: dict[str, Streamed] = {}
         self.current: list[str] = []  # the run's functions, in the order first seen
@@ -176,6 +177,9 @@ class FunctionPlots:
         names = list(FUNCTION_PLOTS)
         # a served page's first frame holds the top row; the other plots are made and join after it (its onload on a page
         # still loading, the event loop's next turn on a loaded page: a new run of another scenario; at once unserved)
+        if not self.staged:
+            self.layout[:] = self._add_figures(names)
+            return
         self.layout[:] = self._add_figures(names[:2])
         built = self.built
         after_this_turn(lambda: self._more_figures(built, names[2:]))

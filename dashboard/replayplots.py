@@ -117,7 +117,7 @@ class SeriesAt(pn.viewable.Viewer):
         self.sample_table = "function_samples"
         self.frames = self._thin(frames)
         samples = self.frames.get("function_samples", pd.DataFrame())
-        drawn = FunctionPlots(self.prefix, window=max(len(samples), 1))
+        drawn = FunctionPlots(self.prefix, window=max(len(samples), 1), staged=False)  # its figures taken whole below
         drawn.push(samples)
         drawn.flush()
         self.figures = dict(drawn.figures)
