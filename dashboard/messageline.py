@@ -3,7 +3,7 @@
 BokehJS lays the whole page out again when a component's ``visible`` changes (every figure on screen is measured and
 repainted): with the Replay tab's ten figures shown, the line appearing for *Branch here* took 1.5-2 s of the browser's
 main thread at load 6, and again when it went. Hidden by its CSS ``display`` instead, the same change took 0.2-0.6 s
-(Chromium's own metrics, docs/performance/dashboard.md, d18-replay5). So the line's pane stays visible to Bokeh; its
+(Chromium's own metrics, docs/performance/dashboard-history.md, d18-replay5). So the line's pane stays visible to Bokeh; its
 ``object`` and ``visible`` are this object's parameters, as they were the pane's.
 """
 
