@@ -45,6 +45,9 @@ def test_the_grid_follows_binds_and_releases_device_by_device():
     np.testing.assert_array_equal(view.used, [[0.5, np.nan], [1.0, 0.0]])
     view.render()
     assert view.summary.object.startswith("2 GPU nodes, 3 devices: 1.50 GPUs in use")
+    sent = view.source.data["image"][0]  # what goes to the page: top row first, 4 bytes a device
+    assert sent.dtype == np.float32 and sent.nbytes == 4 * view.used.size
+    np.testing.assert_array_equal(sent, np.array([[1.0, 0.0], [0.5, np.nan]], dtype=np.float32))
 
 
 def test_a_finished_run_shows_what_its_placements_took(tmp_path):
