@@ -33,10 +33,10 @@ from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
 from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
 from dashboard.sessionlife import browser_attached, expire_closed_session
+from dashboard.sidebar import Sidebar
 from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
 from dashboard.ticker import TickLoop
-from dashboard.turns import after_this_turn
 from dashboard.views import WINDOW, KpiRow, PlacementTab, SeriesTab
 from engine import Scenario
 
@@ -73,9 +73,9 @@ class Dashboard(pn.viewable.Viewer):
         self.message = self.fault_alert = ctx.message
         self.stuck_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width", css_classes=["alert-stuck"])
         self.status = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", css_classes=["run-state-pane"])
-        self._drawn_scenario, self._drawn_world = s.scenario, s.world
-        self.controls_holder = pn.Column(sizing_mode="stretch_width", margin=0)  # the parameter cards' column
-        self.sidebar = pn.Column(sizing_mode="stretch_width", margin=0)  # its cards: _fill_sidebar
+        self._drawn_scenario = s.scenario
+        self.cards = Sidebar(ctx, stopped=lambda: self._stopped)
+        self.sidebar, self.controls_holder = self.cards.column, self.cards.controls_holder
         self.tabset = TabSet(ctx, TABS, on_change=self._tab_changed)
         self.loop = TickLoop(ctx, self.tabset, on_new_run=self._swap_run, on_kpis=self._draw_kpis, on_rows=self._show_alerts)
         self.tabset.on_built = self.loop.catch_up
@@ -230,21 +230,9 @@ class Dashboard(pn.viewable.Viewer):
         warm_up(s.sim, until, budget)
 
     def __panel__(self) -> pn.viewable.Viewable:
-        self._fill_sidebar()
+        self.cards.fill()
         pn.state.onload(self.start)
         return self._layout
-
-    def _fill_sidebar(self, run_card_only: bool = False, fill: bool = False) -> None:
-        """The sidebar's cards (made now if they were not): Run, Recordings, Faults, the parameter cards (``fill``: open
-        ones with their widgets)."""
-        cards = [self.run_card.card, *([] if run_card_only else [self.recordings.card, self.fault_card.card, self.controls_holder])]
-        with pn.io.hold():
-            if fill:
-                self.controls.fill()
-            if len(self.sidebar) < len(cards):
-                if not run_card_only:
-                    self.controls_holder[:] = [self.controls.layout]
-                self.sidebar[:] = cards
 
     # -- lifecycle -----------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -256,9 +244,7 @@ class Dashboard(pn.viewable.Viewer):
         quiet_closed_sockets()
         if self._link_playing is not None:  # the link's play state, after the first minutes were drawn
             self.session.playing, self._link_playing = self._link_playing, None
-        # the Run card now that the first frame is on screen (the scenario list usable at once); the other cards, open ones
-        self._fill_sidebar(run_card_only=True)  # with their widgets, in the loop's next turn (at once unserved)
-        pn.state.execute(lambda: self._stopped or self._fill_sidebar(fill=True), schedule=True)
+        self.cards.fill_in_turns()  # now that the first frame is on screen
         self._callback = pn.state.add_periodic_callback(self._tick, period=self.tick_period)
         self.loop.tick_soon = self._tick_soon
         self._update_link()
@@ -432,24 +418,10 @@ class Dashboard(pn.viewable.Viewer):
     def _session_rebuilt(self, event: Any) -> None:
         """Reset, replay or scenario switch: the next tick draws the new run (inside one held update)."""
         self.loop.new_run = True
-        # the controls on the new run's sections at once (a change made before the next tick goes to the new run): those
-        # of a section class shown before are kept, only their values change. Another world's cards and fault buttons are
-        # made once its first frame is on its way (served): the browser draws the new plots while the server makes them
-        same = "controls" not in self.ctx.parts.made or self.controls.same_cards()
-        if same and self.session.world == self._drawn_world:
-            self._rebuild_sidebar()
-        else:
-            after_this_turn(self._rebuild_sidebar)
+        # the controls on the new run's sections (a change made before the next tick goes to the new run): at once when
+        # the cards stay, another world's once its first frame is on its way (dashboard.sidebar)
+        self.cards.follow()
         self.loop.mark_urgent()
-
-    def _rebuild_sidebar(self) -> None:
-        """The controls on the live run's sections, the fault buttons of its world."""
-        made = self.ctx.parts.made
-        with pn.io.hold():
-            if "controls" in made and not self._stopped:
-                self.controls.rebind()
-            if "fault_card" in made and not self._stopped:
-                self.fault_card.rebuild()
 
     def adopt_run(self, tab: str | None = None) -> None:
         """The session holds a new run: swap it into every view now, in one held update (a branch, an upload); ``tab``:
@@ -473,7 +445,6 @@ class Dashboard(pn.viewable.Viewer):
         for view in self.tabset.views.values():
             view.clear()
         self.tabset.arrange(keep=tab)
-        self._drawn_world = s.world
         self.kpis.update(s.kpis(), view=s.view)
         if s.scenario != self._drawn_scenario:  # another scenario: its first minutes at once (a reset starts at t=0)
             self._drawn_scenario = s.scenario

@@ -21,11 +21,11 @@ def next_turns(monkeypatch) -> list:
     """What the page's parts leave to the event loop's next turn (``dashboard.turns``), queued to be run by hand."""
     import dashboard.functions
     import dashboard.podview
-    import dashboard.ui
+    import dashboard.sidebar
     import dashboard.views
 
     later: list = []
-    for module in (dashboard.ui, dashboard.functions, dashboard.podview, dashboard.views):
+    for module in (dashboard.sidebar, dashboard.functions, dashboard.podview, dashboard.views):
         monkeypatch.setattr(module, "after_this_turn", later.append)
     return later
 
