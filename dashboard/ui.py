@@ -83,8 +83,10 @@ class Dashboard(pn.viewable.Viewer):
         self.main = pn.Column(self.message, self.stuck_alert, self.kpis, self.tabs, sizing_mode="stretch_width")
         self._layout = pn.Row(pn.Column(self.status, self.sidebar, width=360), self.main, sizing_mode="stretch_width")
         self._callback = None
-        self._doc: Any = None  # the served session's document (start() sets it)
+        doc = pn.state.curdoc  # served: the session's document (a page may be let go of before it starts)
+        self._doc: Any = doc if doc is not None and doc.session_context is not None else None
         self._stopped = False
+        self.released = False  # the page let go of: its simulation released, its plots cleared when it still could (_let_go)
         self._last_wall = time.perf_counter()
         ctx.show_tab, ctx.mark_urgent, ctx.adopt_run = self.show_tab, self.loop.mark_urgent, self.adopt_run
         ctx.sync_run_card = lambda: self.run_card.sync() if "run_card" in ctx.parts.made else None
@@ -266,7 +268,7 @@ class Dashboard(pn.viewable.Viewer):
             self._callback = None
         doc, self._doc = (self._doc, None) if clear_plots else (None, self._doc)
         if doc is not None:  # served
-            if doc.session_context is not None:
+            if doc.session_context is not None and not doc.session_context.destroyed:  # (destroyed: its models emptied)
                 with contextlib.suppress(RuntimeError):  # the server is gone: so is the page
                     doc.add_next_tick_callback(lambda: self._let_go(clear_plots=True))
                     return
@@ -274,6 +276,9 @@ class Dashboard(pn.viewable.Viewer):
         self._let_go(clear_plots)
 
     def _let_go(self, clear_plots: bool) -> None:
+        if self.released:  # once: after its session was destroyed a page's models are emptied (Bokeh's destroy) and
+            return  # a page its tick let go of is stopped again when the server ends
+        self.released = True
         for view in self.tabset.views.values():
             view.close()
         self.recordings.warmup.forget()  # a branch's warm-up in the off-loop worker stops with the page
@@ -298,6 +303,7 @@ class Dashboard(pn.viewable.Viewer):
         if self._stopped:
             return
         if not browser_attached():  # the tab was closed: free everything now, and the server drops the session next
+            self._doc = None  # this is the session's loop: its page is let go now, before the session is destroyed
             self.stop()
             expire_closed_session()
             return

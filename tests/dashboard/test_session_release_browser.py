@@ -80,3 +80,19 @@ def test_tabs_opened_and_closed_one_after_another_leave_nothing_behind(tabs):
         kept.update({f"{name} {i}": ref for name, ref in refs.items()})
         page.close()
     wait_until(lambda: assert_freed(kept))
+
+
+def test_a_page_let_go_when_its_tab_left_stops_again_without_error_once_the_server_is_gone(served):
+    """The pod world's page is let go by its own tick when its tab navigates away; stopping it again after the server
+    ended (what a notebook or the test fixtures do) must neither clear its plots twice nor touch the closed loop."""
+    page, port, made, caplog, messages = served
+    page.goto(f"http://127.0.0.1:{port}/?scenario=openb-fgd", wait_until="domcontentloaded")
+    wait_until(lambda: any(d.session.scenario == "openb-fgd" and d.ctx.served() for d in made), page)
+    pod = next(d for d in made if d.session.scenario == "openb-fgd")
+    pod.show_tab("GPU")  # its plots exist (the tab's views are what a second clearing would touch)
+    page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+    wait_until(lambda: pod.released, page)
+    stop_servers()
+    for d in made:
+        d.stop()  # raised "Event loop is closed" or KeyError 'time' (a pod plot cleared twice) before
+    assert pod.released and not len(pod.sidebar)
