@@ -1,15 +1,36 @@
-"""The server log, kept readable: a closed browser tab's last, undeliverable update is one info line, not a traceback.
+"""The server log, kept readable: a closed browser tab's last messages are one info line, not a traceback.
 
-When a tab closes while the server writes the tick's update to it, Tornado's write fails with
-``WebSocketClosedError`` in a task no one awaits, and asyncio logs it as an error with a traceback. Nothing is
-lost (the session is being closed), so :func:`quiet_closed_sockets` turns that record into one INFO line.
+Two races of a closing tab, both harmless (the session is being closed, nothing is lost):
+
+* the server writes the tick's update while the tab closes: Tornado's write fails with ``WebSocketClosedError`` in a
+  task no one awaits, and asyncio logs it as an error with a traceback;
+* the tab's last messages (a resize, the URL) are read just before its socket closes and handled just after Bokeh
+  detached the session from the connection: Bokeh's protocol handler logs "error handling message" with the whole
+  message (which, for an upload, would be its bytes) and an ``AssertionError`` raised by ``ServerConnection.session``.
+
+:func:`quiet_closed_sockets` turns each of those records into one INFO line without the message's content.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 
 MESSAGE = "a closed browser tab missed its last update (its session is closing)"
+LATE_MESSAGE = "a closed browser tab's last message came after its session was detached; dropped"
+
+
+def _raised_by_a_detached_connection(exc: BaseException | None) -> bool:
+    """An ``AssertionError`` from Bokeh's ``ServerConnection.session`` (the connection's session is gone)."""
+    if not isinstance(exc, AssertionError) or exc.__traceback__ is None:
+        return False
+    last = traceback.extract_tb(exc.__traceback__)[-1]
+    return last.name == "session" and last.filename.replace("\\", "/").endswith("bokeh/server/connection.py")
+
+
+def _as_one_info_line(record: logging.LogRecord, text: str) -> None:
+    record.msg, record.args, record.exc_info, record.exc_text = text, (), None, None
+    record.levelno, record.levelname = logging.INFO, "INFO"
 
 
 class ClosedSocketFilter(logging.Filter):
@@ -18,13 +39,25 @@ class ClosedSocketFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if type(exc).__name__ == "WebSocketClosedError" or "WebSocketClosedError" in str(record.msg):
-            record.msg, record.args, record.exc_info, record.exc_text = MESSAGE, (), None, None
-            record.levelno, record.levelname = logging.INFO, "INFO"
+            _as_one_info_line(record, MESSAGE)
         return True
 
 
+class LateMessageFilter(logging.Filter):
+    """Rewrite Bokeh's "error handling message" records of a connection whose session is detached as one INFO line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _raised_by_a_detached_connection(record.exc_info[1] if record.exc_info else None):
+            _as_one_info_line(record, LATE_MESSAGE)
+        return True
+
+
+FILTERS = {"asyncio": ClosedSocketFilter, "bokeh.server.protocol_handler": LateMessageFilter}
+
+
 def quiet_closed_sockets() -> None:
-    """Install the filter on asyncio's logger (once per process)."""
-    logger = logging.getLogger("asyncio")
-    if not any(isinstance(f, ClosedSocketFilter) for f in logger.filters):
-        logger.addFilter(ClosedSocketFilter())
+    """Install the filters on asyncio's and Bokeh's protocol handler's loggers (once per process)."""
+    for name, kind in FILTERS.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in logger.filters):
+            logger.addFilter(kind())

@@ -76,3 +76,33 @@ def test_a_closed_tabs_undelivered_update_is_one_info_line_not_an_error_with_a_t
     logger.error("another asyncio error")
     records = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records if r.name == "asyncio"]
     assert records == [(logging.INFO, MESSAGE, None), (logging.ERROR, "another asyncio error", None)]
+
+
+def test_a_closed_tabs_late_message_is_one_info_line_without_its_content(caplog):
+    """A message read just before a tab's socket closed and handled after Bokeh detached its session: Bokeh's
+    ``ServerConnection.session`` asserts, and its protocol handler would log the message (an upload's bytes) with a
+    traceback. Any other error of that handler stays an error."""
+    from bokeh.server.connection import ServerConnection
+
+    from dashboard.serverlog import LATE_MESSAGE, quiet_closed_sockets
+
+    quiet_closed_sockets()
+    quiet_closed_sockets()
+    logger = logging.getLogger("bokeh.server.protocol_handler")
+    assert sum(type(f).__name__ == "LateMessageFilter" for f in logger.filters) == 1
+    caplog.set_level(logging.INFO)
+    detached = ServerConnection.__new__(ServerConnection)  # as Bokeh leaves it after detach_session()
+    detached._session = None
+    secret = "UPLOADED-BYTES-" * 20
+    try:
+        detached.session  # noqa: B018 - the property's assertion is the point
+    except AssertionError as err:
+        logger.error("error handling message\n message: %r \n error: %r", secret, err, exc_info=True)
+    try:
+        raise AssertionError("a defect of ours")
+    except AssertionError as err:
+        logger.error("error handling message\n message: %r \n error: %r", "other", err, exc_info=True)
+    records = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == logger.name]
+    assert records[0] == (logging.INFO, LATE_MESSAGE)
+    assert records[1][0] == logging.ERROR and "a defect of ours" in records[1][1]
+    assert all("UPLOADED-BYTES" not in r.getMessage() for r in caplog.records)
