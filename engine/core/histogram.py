@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # bin 0 holds values below 1 ms, then 0.1 % wide bins up to ~1e7 s (23,000 bins, 180 kB; coarser bins
 # made different settings report identical percentiles)
 _HIST_MIN = 1e-3
-_HIST_STEP = np.log(1.001)
-_HIST_BINS = int(np.log(1e10) / _HIST_STEP) + 2
+_HIST_STEP = math.log(1.001)
+_HIST_BINS = int(math.log(1e10) / _HIST_STEP) + 2
+# The bins' lower edges, from the C library's exp: a value's bin is found by comparisons, and a percentile is read back
+# with the same exp. numpy's vectorised exp and log pick a SIMD kernel by CPU (AVX-512 or not), and those kernels may
+# differ in the last bit: the golden digests changed with the machine. Comparisons and libm's scalar exp do not.
+_EDGES = np.array([_HIST_MIN * math.exp(i * _HIST_STEP) for i in range(_HIST_BINS - 1)])
 
 
 class LogHistogram:
@@ -19,8 +25,7 @@ class LogHistogram:
 
     def add(self, values: np.ndarray) -> None:
         if len(values):
-            idx = np.where(values < _HIST_MIN, 0, np.log(np.maximum(values, _HIST_MIN) / _HIST_MIN) / _HIST_STEP + 1).astype(np.int64)
-            np.add.at(self.counts, np.minimum(idx, _HIST_BINS - 1), 1)
+            np.add.at(self.counts, np.searchsorted(_EDGES, values, side="right"), 1)
 
     @property
     def total(self) -> int:
@@ -33,4 +38,4 @@ class LogHistogram:
         k = int(np.searchsorted(np.cumsum(self.counts), np.ceil(q / 100.0 * total)))
         if k == 0:
             return 0.0
-        return float(_HIST_MIN * np.exp((k - 0.5) * _HIST_STEP))
+        return _HIST_MIN * math.exp((k - 0.5) * _HIST_STEP)
