@@ -167,11 +167,30 @@ cdef inline int _slot(uint64_t a, uint64_t b) noexcept nogil:
     return <int>((a * SKIPPY_STEP_HASH_A + b * SKIPPY_STEP_HASH_B) >> 58)  # Fibonacci hashing into 64 slots
 
 
+cdef inline double _balance(double cpu, double memory, int64_t cpu_free, int64_t memory_free) noexcept nogil:
+    """BalancedResource of a pod of ``cpu`` millis and ``memory`` bytes at a node with this much free (0 counted as 1)."""
+    cdef double cpu_div = <double>cpu_free, memory_div = <double>memory_free, cpu_share, memory_share, score
+    if cpu_div == 0.0:
+        cpu_div = 1.0
+    if memory_div == 0.0:
+        memory_div = 1.0
+    cpu_share = cpu / cpu_div
+    memory_share = memory / memory_div
+    score = cpu_share - memory_share
+    score = fabs(score)
+    score = 1.0 - score
+    score = score * 10.0
+    score = trunc(score)
+    if (cpu_share if cpu_share >= memory_share else memory_share) >= 1.0:
+        score = 0.0
+    return score
+
+
 cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) noexcept nogil:
     """Pass 2 over nodes ``begin``..``end`` (in scan order): the scores of the passing nodes, their total, the first best.
     A score is computed once per distinct input (``memos``: balance, pull seconds, data seconds, capability count)."""
     cdef Py_ssize_t i, node = p.node, last = p.last
-    cdef double cpu_div, memory_div, cpu_share, memory_share, score, total, best = p.best
+    cdef double score, total, best = p.best
     cdef double cpu = p.cpu, memory = p.memory
     cdef double image_hi = p.image_hi, image_sum = p.image_hi + p.image_lo
     cdef double data_hi = p.data_hi, data_span = p.data_lo - p.data_hi
@@ -202,21 +221,7 @@ cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) n
         if memo.key[slot] == a and memo.key2[slot] == b:
             score = memo.value[slot]
         else:
-            cpu_div = <double>cpu_free[i]
-            memory_div = <double>memory_free[i]
-            if cpu_div == 0.0:
-                cpu_div = 1.0
-            if memory_div == 0.0:
-                memory_div = 1.0
-            cpu_share = cpu / cpu_div
-            memory_share = memory / memory_div
-            score = cpu_share - memory_share
-            score = fabs(score)
-            score = 1.0 - score
-            score = score * 10.0
-            score = trunc(score)
-            if (cpu_share if cpu_share >= memory_share else memory_share) >= 1.0:
-                score = 0.0
+            score = _balance(cpu, memory, cpu_free[i], memory_free[i])
             memo.key[slot], memo.key2[slot], memo.value[slot] = a, b, score
         balance[i] = score
         if not passes[i]:
@@ -393,3 +398,147 @@ def pull_seconds(arch, images, bandwidth, out):
     finally:
         _release(&views)
     return out
+
+
+def feasible_nodes(schedulable, fits, no_storage, passes, Py_ssize_t start):
+    """The filter of a pod whose fit mask is kept (the numpy step on large clusters), in one pass: ``passes`` (bool,
+    written) = cordons and ``fits`` and ``no_storage`` (None: not asked) at every node. Returns (feasible count, next
+    start: after the last passing node of the walk from ``start``, or ``start`` when none passes, any node cordoned)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(fits), i, feasible = 0, following = start
+    cdef const char* up
+    cdef const char* fit
+    cdef const char* apart
+    cdef char* out
+    cdef char everywhere = 1, v
+    if not 0 <= start < n:
+        raise ValueError(f"start {start} is not a node of {n}")
+    try:
+        up = <const char*>_column(&views, schedulable, n, 1, b"?", False)
+        fit = <const char*>_column(&views, fits, n, 1, b"?", False)
+        apart = NULL if no_storage is None else <const char*>_column(&views, no_storage, n, 1, b"?", False)
+        out = <char*>_column(&views, passes, n, 1, b"?", True)
+        with nogil:
+            for i in range(n):  # bools are 0 or 1: ands of bytes, which the compiler vectorises
+                v = fit[i] & up[i]
+                if apart != NULL:
+                    v = v & apart[i]
+                out[i] = v
+                feasible += v
+                everywhere = everywhere & up[i]
+            if feasible:
+                i = start - 1 if start else n - 1
+                while not out[i]:  # the walk's last passing node: the first one back from start
+                    i = i - 1 if i else n - 1
+                following = (i + 1) % n
+    finally:
+        _release(&views)
+    return feasible, following, not everywhere
+
+
+def first_best(passes, Py_ssize_t start, balance, image, locality, data, capability):
+    """The first best passing node of the walk from ``start`` and its total, the scores summed as the weighted sum
+    adds them at weight 1: ``balance``, then + ``image``, + ``locality`` (int64), + ``data``, + ``capability`` (float64;
+    None: every node 0, skipped). None when a passing node's total is NaN or none exceeds -inf (the numpy step then
+    picks: its handling is numpy's)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(passes), i, k, begin, end, node = -1
+    cdef const char* ok
+    cdef const double* b
+    cdef const double* im
+    cdef const int64_t* loc
+    cdef const double* d
+    cdef const double* cap
+    cdef double total, best = -INFINITY
+    cdef bint nan = False
+    if not 0 <= start < n:
+        raise ValueError(f"start {start} is not a node of {n}")
+    try:
+        ok = <const char*>_column(&views, passes, n, 1, b"?", False)
+        b = <const double*>_column(&views, balance, n, 8, b"d", False)
+        im = NULL if image is None else <const double*>_column(&views, image, n, 8, b"d", False)
+        loc = NULL if locality is None else <const int64_t*>_column(&views, locality, n, 8, b"lq", False)
+        d = NULL if data is None else <const double*>_column(&views, data, n, 8, b"d", False)
+        cap = NULL if capability is None else <const double*>_column(&views, capability, n, 8, b"d", False)
+        with nogil:
+            for k in range(2):  # the walk: start .. n - 1, then 0 .. start - 1
+                begin = start if k == 0 else 0
+                end = n if k == 0 else start
+                for i in range(begin, end):
+                    if not ok[i]:
+                        continue
+                    total = b[i]
+                    if im != NULL:
+                        total = im[i] + total
+                    if loc != NULL:
+                        total = total + <double>loc[i]
+                    if d != NULL:
+                        total = total + d[i]
+                    if cap != NULL:
+                        total = total + cap[i]
+                    if total > best:
+                        best = total
+                        node = i
+                    elif total != total:
+                        nan = True
+    finally:
+        _release(&views)
+    if nan or node < 0:
+        return None
+    return node, best
+
+
+def shape_at(cpu_free, memory_free, int64_t cpu_millis, int64_t memory, nodes, fits, balance):
+    """A (cpu, memory) shape's kept columns brought up to date at ``nodes`` (a list of positions, repeats allowed):
+    whether it fits (``fits``, bool) or its BalancedResource score (``balance``, float64), whichever is not None."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(cpu_free), i
+    cdef const int64_t* cpu_left
+    cdef const int64_t* memory_left
+    cdef char* fit = NULL
+    cdef double* score = NULL
+    cdef double cpu = <double>cpu_millis, memory_bytes = <double>memory  # Python's int / float: the int as a double
+    try:
+        cpu_left = <const int64_t*>_column(&views, cpu_free, n, 8, b"lq", False)
+        memory_left = <const int64_t*>_column(&views, memory_free, n, 8, b"lq", False)
+        if fits is not None:
+            fit = <char*>_column(&views, fits, n, 1, b"?", True)
+        if balance is not None:
+            score = <double*>_column(&views, balance, n, 8, b"d", True)
+        for node in nodes:
+            i = node
+            if not 0 <= i < n:
+                raise ValueError(f"node {i} is not one of {n}")
+            if fit != NULL:
+                fit[i] = memory_left[i] >= memory and cpu_left[i] >= cpu_millis
+            if score != NULL:
+                score[i] = _balance(cpu, memory_bytes, cpu_left[i], memory_left[i])
+    finally:
+        _release(&views)
+
+
+def latency_at(row, double lo, double hi, nodes, scores):
+    """LatencyAwareImageLocality's trunc(((hi + lo) - t) * 10 / hi) of the pull seconds ``row`` written into ``scores``
+    (float64) at ``nodes`` (a list of positions): a kept row's scores patched where nodes pulled the image."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(row), i
+    cdef const double* seconds
+    cdef double* out
+    cdef double score
+    try:
+        seconds = <const double*>_column(&views, row, n, 8, b"d", False)
+        out = <double*>_column(&views, scores, n, 8, b"d", True)
+        for node in nodes:
+            i = node
+            if not 0 <= i < n:
+                raise ValueError(f"node {i} is not one of {n}")
+            score = (hi + lo) - seconds[i]
+            score = score * 10.0
+            score = score / hi
+            out[i] = trunc(score)
+    finally:
+        _release(&views)

@@ -62,6 +62,16 @@ class SkippyStep:
         self._cluster: weakref.ref | None = None
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
         self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
+        if self.kernel is not None:  # the kept fit and BalancedResource columns patched where nodes changed, in C
+            self.fit.columns.patch = self._patch_fits
+            self.balance.columns.patch = self._patch_balance
+            self.images.patch_scores = self.kernel.latency_at
+
+    def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
+        self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
+
+    def _patch_balance(self, cluster: Cluster, shape: tuple[int, int], balance: np.ndarray, nodes: list[int]) -> None:
+        self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, None, balance)
 
     def prepare(self, cluster: Cluster) -> None:
         """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
@@ -107,18 +117,29 @@ class SkippyStep:
                 if decided is not None:
                     return decided
         n = cluster.n
+        kernel = self.kernel
         masks = []
         schedulable = cluster.schedulable
-        if not np.logical_and.reduce(schedulable):  # the ufunc itself: ndarray.all goes through a Python wrapper
-            masks.append(("NodeUnschedulable", schedulable.copy()))
-        masks.append(("PodFitsResources", self.fit.mask(cluster, pod)))
-        if self.avoid_storage:
-            masks.append(("NoStorageNode", no_storage))
-        passes = all_pass(masks, n)
-        feasible = int(np.count_nonzero(passes))
+        fits = self.fit.mask(cluster, pod)
+        if kernel is not None:  # the filter in one compiled pass (the masks, the count, the next start)
+            passes = np.empty(n, bool)
+            feasible, following, cordoned = kernel.feasible_nodes(schedulable, fits, no_storage if self.avoid_storage else None, passes, start)
+            if cordoned:
+                masks.append(("NodeUnschedulable", schedulable.copy()))
+            masks.append(("PodFitsResources", fits))
+            if self.avoid_storage:
+                masks.append(("NoStorageNode", no_storage))
+        else:
+            if not np.logical_and.reduce(schedulable):  # the ufunc itself: ndarray.all goes through a Python wrapper
+                masks.append(("NodeUnschedulable", schedulable.copy()))
+            masks.append(("PodFitsResources", fits))
+            if self.avoid_storage:
+                masks.append(("NoStorageNode", no_storage))
+            passes = all_pass(masks, n)
+            feasible = int(np.count_nonzero(passes))
+            following = (last_in_scan(passes, start) + 1) % n if feasible else start
         if not feasible:
             return None, 0.0, 0, None, masks, start
-        following = (last_in_scan(passes, start) + 1) % n
 
         balance = self.balance.column(cluster, pod)  # map-only: raw and score are the same array
         image_raw, image_score = self.images.skippy_scores(cluster, pod, passes)
@@ -131,7 +152,6 @@ class SkippyStep:
         capability_raw, capability_score = (
             (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
         )
-        total = weighted_sum(balance, (image_score, locality, data_score, capability_score), nothing)
         results = [
             (BalancedResource.name, 1.0, balance, balance),
             (LatencyAwareImageLocality.name, 1.0, image_raw, image_score),
@@ -139,6 +159,13 @@ class SkippyStep:
             (DataLocality.name, 1.0, data_raw, data_score),
             (Capability.name, 1.0, capability_raw, capability_score),
         ]
+        if kernel is not None:  # the sum and the first best in one compiled pass; the totals made when a breakdown asks
+            scores = [None if score is nothing else score for score in (image_score, edge, data_score, capability_score)]
+            picked = kernel.first_best(passes, start, balance, *scores)
+            if picked is not None:
+                node, best = picked
+                return node, best, feasible, SummedScores(passes, start, results), masks, following
+        total = weighted_sum(balance, (image_score, locality, data_score, capability_score), nothing)
         node = first_best_from(total, passes, start)
         return node, float(total[node]), feasible, EveryNodeScores(passes, start, total, results), masks, following
 
@@ -217,13 +244,26 @@ def weighted_sum(balance: np.ndarray, scores: Sequence[np.ndarray], nothing: np.
     return total
 
 
-class CompiledScores(EveryNodeScores):
+class SummedScores(EveryNodeScores):
+    """:class:`EveryNodeScores` whose totals are summed (:func:`weighted_sum`) when a breakdown first asks: the scores it
+    holds are never changed while held, so the sum is the one the decision's compiled pass made node by node."""
+
+    def __init__(self, passes, start, priorities):
+        self._passes, self._start, self._priorities, self._deferred = passes, start, priorities, None
+
+    @cached_property
+    def _total(self) -> np.ndarray:
+        (_, _, balance, _), *rest = self._priorities
+        return weighted_sum(balance, [score for _, _, _, score in rest], zero_scores(len(balance)))
+
+
+class CompiledScores(SummedScores):
     """:class:`EveryNodeScores` of a decision of the compiled step: the pull-seconds, data and capability scores and the
     totals are made from the raw values it holds (kept rows are never changed while held) and the bounds over the
     passing nodes when a breakdown first asks, with the numpy step's functions."""
 
     def __init__(self, passes, start, balance, image, edge, data, capability):
-        self._passes, self._start = passes, start
+        self._passes, self._start, self._deferred = passes, start, None
         self._parts = (balance, image, edge, data, capability)
 
     @cached_property
@@ -248,11 +288,6 @@ class CompiledScores(EveryNodeScores):
             (DataLocality.name, 1.0, data_raw, data_score),
             (Capability.name, 1.0, capability_raw, capability_score),
         ]
-
-    @cached_property
-    def _total(self) -> np.ndarray:
-        (_, _, balance, _), *rest = self._priorities
-        return weighted_sum(balance, [score for _, _, _, score in rest], zero_scores(len(balance)))
 
 
 def _min_max(column, bounds: tuple, inverse: bool, nothing: np.ndarray) -> np.ndarray:
