@@ -542,3 +542,62 @@ def latency_at(row, double lo, double hi, nodes, scores):
             out[i] = trunc(score)
     finally:
         _release(&views)
+
+
+def shape_column(cpu_free, memory_free, int64_t cpu_millis, int64_t memory, fits, balance):
+    """A new (cpu, memory) shape's columns at every node: whether it fits (``fits``, bool) and its BalancedResource
+    score (``balance``, float64; computed once per distinct pair of free amounts, as in :func:`decide`)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(cpu_free), i
+    cdef const int64_t* cpu_left
+    cdef const int64_t* memory_left
+    cdef char* fit
+    cdef double* score
+    cdef double cpu = <double>cpu_millis, memory_bytes = <double>memory
+    cdef Memo memo
+    cdef uint64_t a, b
+    cdef int slot
+    try:
+        cpu_left = <const int64_t*>_column(&views, cpu_free, n, 8, b"lq", False)
+        memory_left = <const int64_t*>_column(&views, memory_free, n, 8, b"lq", False)
+        fit = <char*>_column(&views, fits, n, 1, b"?", True)
+        score = <double*>_column(&views, balance, n, 8, b"d", True)
+        with nogil:
+            _forget(&memo)
+            for i in range(n):
+                fit[i] = memory_left[i] >= memory and cpu_left[i] >= cpu_millis
+                a, b = <uint64_t>cpu_left[i], <uint64_t>memory_left[i]
+                slot = _slot(a, b)
+                if memo.key[slot] != a or memo.key2[slot] != b:
+                    memo.key[slot], memo.key2[slot] = a, b
+                    memo.value[slot] = _balance(cpu, memory_bytes, cpu_left[i], memory_left[i])
+                score[i] = memo.value[slot]
+    finally:
+        _release(&views)
+
+
+def passing_bounds(row, passes):
+    """(min, max) of ``row`` (float64) over the ``passes`` nodes in one pass; None when none passes or a value is NaN
+    (numpy's reductions then decide)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(row), i
+    cdef const double* values
+    cdef const char* ok
+    cdef double v, lo = INFINITY, hi = -INFINITY
+    cdef bint seen = False, nan = False
+    try:
+        values = <const double*>_column(&views, row, n, 8, b"d", False)
+        ok = <const char*>_column(&views, passes, n, 1, b"?", False)
+        with nogil:
+            for i in range(n):
+                if ok[i]:
+                    v = values[i]
+                    seen = True
+                    nan = nan or v != v
+                    lo = v if v < lo else lo
+                    hi = v if v > hi else hi
+    finally:
+        _release(&views)
+    return None if nan or not seen else (lo, hi)

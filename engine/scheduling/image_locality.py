@@ -220,6 +220,7 @@ class LatencyAwareImageLocality(Priority):
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
         # patch(row, lo, hi, nodes, scores): kept scores patched at new pulls in one call (the fused step's compiled twin)
         self.patch_scores = None
+        self.set_bounds = None  # bounds(row, scored): an image tuple's row's (min, max) over the scored nodes, in one call
 
     def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
         """The kept :class:`PullSeconds` of a pod of one image, brought up to date (None for several images, or an
@@ -275,8 +276,8 @@ class LatencyAwareImageLocality(Priority):
         """(raw, scores) of a pod of several images from the row kept for their tuple (:class:`ImageSetSeconds`)."""
         kept = self._image_set(cluster, images)
         raw = kept.current(cluster)
-        lo, hi = kept.bounds(scored)
-        return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores)
+        lo, hi = kept.bounds(scored, self.set_bounds)
+        return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores, self.patch_scores)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         kept = self._last = self.kept_row(ctx.cluster, ctx.pod) if ctx.scored is not None and ctx.skippy else None

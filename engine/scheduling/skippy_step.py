@@ -66,6 +66,7 @@ class SkippyStep:
             self.fit.columns.patch = self._patch_fits
             self.balance.columns.patch = self._patch_balance
             self.images.patch_scores = self.kernel.latency_at
+            self.images.set_bounds = self.kernel.passing_bounds
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
@@ -112,10 +113,15 @@ class SkippyStep:
             # numpy sums beat a scalar pass, but a new shape (no kept column yet) is one compiled pass that seeds them.
             shape = (pod.cpu_millis, pod.memory)
             seed = cluster.n >= SMALL and not pod.gpus and not self.balance.columns.holds(cluster, shape)
-            if cluster.n < SMALL or seed:
-                decided = self._compiled(cluster, pod, start, no_storage, seed)
+            if cluster.n < SMALL:
+                decided = self._compiled(cluster, pod, start, no_storage, False)
                 if decided is not None:
                     return decided
+            elif seed:  # a new shape's fit and BalancedResource columns in one compiled pass, then kept as any shape's
+                fits, balance = np.empty(cluster.n, bool), np.empty(cluster.n)
+                self.kernel.shape_column(cluster.cpu_free, cluster.memory_free, *shape, fits, balance)
+                self.fit.columns.seed(cluster, shape, fits)
+                self.balance.columns.seed(cluster, shape, balance)
         n = cluster.n
         kernel = self.kernel
         masks = []
@@ -123,7 +129,9 @@ class SkippyStep:
         fits = self.fit.mask(cluster, pod)
         if kernel is not None:  # the filter in one compiled pass (the masks, the count, the next start)
             passes = np.empty(n, bool)
-            feasible, following, cordoned = kernel.feasible_nodes(schedulable, fits, no_storage if self.avoid_storage else None, passes, start)
+            feasible, following, cordoned = kernel.feasible_nodes(
+                schedulable, fits, no_storage if self.avoid_storage else None, passes, start
+            )
             if cordoned:
                 masks.append(("NodeUnschedulable", schedulable.copy()))
             masks.append(("PodFitsResources", fits))
