@@ -576,28 +576,3 @@ def shape_column(cpu_free, memory_free, int64_t cpu_millis, int64_t memory, fits
     finally:
         _release(&views)
 
-
-def passing_bounds(row, passes):
-    """(min, max) of ``row`` (float64) over the ``passes`` nodes in one pass; None when none passes or a value is NaN
-    (numpy's reductions then decide)."""
-    cdef Views views
-    views.count = 0
-    cdef Py_ssize_t n = len(row), i
-    cdef const double* values
-    cdef const char* ok
-    cdef double v, lo = INFINITY, hi = -INFINITY
-    cdef bint seen = False, nan = False
-    try:
-        values = <const double*>_column(&views, row, n, 8, b"d", False)
-        ok = <const char*>_column(&views, passes, n, 1, b"?", False)
-        with nogil:
-            for i in range(n):
-                if ok[i]:
-                    v = values[i]
-                    seen = True
-                    nan = nan or v != v
-                    lo = v if v < lo else lo
-                    hi = v if v > hi else hi
-    finally:
-        _release(&views)
-    return None if nan or not seen else (lo, hi)

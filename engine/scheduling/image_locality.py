@@ -220,7 +220,6 @@ class LatencyAwareImageLocality(Priority):
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
         # patch(row, lo, hi, nodes, scores): kept scores patched at new pulls in one call (the fused step's compiled twin)
         self.patch_scores = None
-        self.set_bounds = None  # bounds(row, scored): an image tuple's row's (min, max) over the scored nodes, in one call
 
     def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
         """The kept :class:`PullSeconds` of a pod of one image, brought up to date (None for several images, or an
@@ -276,7 +275,7 @@ class LatencyAwareImageLocality(Priority):
         """(raw, scores) of a pod of several images from the row kept for their tuple (:class:`ImageSetSeconds`)."""
         kept = self._image_set(cluster, images)
         raw = kept.current(cluster)
-        lo, hi = kept.bounds(scored, self.set_bounds)
+        lo, hi = kept.bounds(scored)
         return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores, self.patch_scores)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:

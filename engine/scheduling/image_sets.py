@@ -57,15 +57,10 @@ class ImageSetSeconds:
             self._version += 1
         return self.row
 
-    def bounds(self, scored: np.ndarray, over=None) -> tuple[float, float]:
-        """(min, max) of the row over the ``scored`` nodes: ``over(row, scored)``'s (one compiled pass) unless None,
-        else the whole row's when a node holding each passes (most pods: two passes, no gather), else over the
-        scored nodes."""
+    def bounds(self, scored: np.ndarray) -> tuple[float, float]:
+        """(min, max) of the row over the ``scored`` nodes: the whole row's when a node holding each passes (most pods:
+        two passes, no gather), else over the scored nodes."""
         row = self.row
-        if over is not None:
-            bounds = over(row, scored)
-            if bounds is not None:
-                return bounds
         lo, hi = int(row.argmin()), int(row.argmax())
         if scored[lo] and scored[hi]:
             return row[lo], row[hi]

@@ -66,7 +66,6 @@ class SkippyStep:
             self.fit.columns.patch = self._patch_fits
             self.balance.columns.patch = self._patch_balance
             self.images.patch_scores = self.kernel.latency_at
-            self.images.set_bounds = self.kernel.passing_bounds
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
