@@ -38,6 +38,7 @@ from engine.scheduling.taint_toleration import TaintToleration
 FUSED = (BalancedResource, LatencyAwareImageLocality, LocalityType, DataLocality, Capability)
 STEP_ENV = "SCALELAB_SKIPPY_STEP"  # "python": the step below; "compiled": the compiled twin or an error; unset/"auto": either
 STEP_MODULE = "engine.scheduling._skippy_step"
+KEPT_MODULE = "engine.scheduling._kept_step"  # its passes over kept columns (large clusters), taken with it
 MAX_IMAGES = 8  # the compiled pull seconds take pods of up to this many images (_skippy_step.pyx)
 
 
@@ -62,10 +63,13 @@ class SkippyStep:
         self._cluster: weakref.ref | None = None
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
         self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
+        # the compiled passes over kept columns (None: the numpy step's calls)
+        self.kept = None if self.kernel is None else chosen_module(KEPT_MODULE, STEP_ENV)
         if self.kernel is not None:  # the kept fit and BalancedResource columns patched where nodes changed, in C
             self.fit.columns.patch = self._patch_fits
             self.balance.columns.patch = self._patch_balance
-            self.images.patch_scores = self.kernel.latency_at
+        if self.kept is not None:
+            self.images.patch_scores = self.kept.latency_at
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
@@ -122,7 +126,7 @@ class SkippyStep:
                 self.fit.columns.seed(cluster, shape, fits)
                 self.balance.columns.seed(cluster, shape, balance)
         n = cluster.n
-        kernel = self.kernel
+        kernel = self.kept
         masks = []
         schedulable = cluster.schedulable
         fits = self.fit.mask(cluster, pod)

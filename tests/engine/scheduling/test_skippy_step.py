@@ -28,9 +28,9 @@ from engine.scheduling import Scheduler, SchedulerParams
 from engine.scheduling.image_locality import pod_seconds
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.shape_columns import SMALL
-from engine.scheduling.skippy_step import STEP_ENV, STEP_MODULE, SkippyStep
+from engine.scheduling.skippy_step import KEPT_MODULE, STEP_ENV, STEP_MODULE, SkippyStep
 
-BUILT = compiled_module(STEP_MODULE) is not None
+BUILT = compiled_module(STEP_MODULE) is not None and compiled_module(KEPT_MODULE) is not None
 #: the fused step's two ways; the compiled one is skipped where it is not built, except in CI (where it must be)
 STEPS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="not built"))]
 
@@ -127,6 +127,7 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
 
         step._compiled = counted_kernel
         step.kernel = CountedKernel(step.kernel)
+        step.kept = CountedKernel(step.kept, step.kernel.calls)
     rng = np.random.default_rng(seed + 1)
     placed = []
     for k, pod in enumerate(mixed_pods(fused_cluster, pods, rng)):
@@ -163,8 +164,8 @@ def run_pair(n: int, seed: int, storage: bool, edge: float, cached: float, avoid
 class CountedKernel:
     """The compiled module with its calls counted by name (``calls``: how many returned something other than None)."""
 
-    def __init__(self, kernel):
-        self.kernel, self.calls = kernel, Counter()
+    def __init__(self, kernel, calls: Counter | None = None):
+        self.kernel, self.calls = kernel, Counter() if calls is None else calls
 
     def __getattr__(self, name):
         function = getattr(self.kernel, name)
@@ -263,7 +264,7 @@ def test_compiled_step_is_built_in_ci():
     """CI builds it from a clean clone (make test runs make setup): if it is missing there, say so."""
     if os.environ.get("CI") != "true":
         pytest.skip("only checked in CI (CI=true)")
-    assert BUILT, "engine/scheduling/_skippy_step.pyx is not built (or stale): make setup must build it"
+    assert BUILT, "engine/scheduling/_skippy_step.pyx or _kept_step.pyx is not built (or stale): make setup must build them"
 
 
 def test_the_step_way_is_chosen_by_the_environment():
@@ -274,7 +275,8 @@ def test_the_step_way_is_chosen_by_the_environment():
         Scheduler(cluster, SchedulerParams()).skippy_step()
     if BUILT:
         with step_way("compiled"):
-            assert Scheduler(cluster, SchedulerParams()).skippy_step().kernel is not None
+            step = Scheduler(cluster, SchedulerParams()).skippy_step()
+            assert step.kernel is not None and step.kept is not None
 
 
 @pytest.mark.parametrize(
