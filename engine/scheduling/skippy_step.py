@@ -10,7 +10,9 @@ array for array (``tests/engine/scheduling/test_skippy_step.py``).
 
 The step has an optional compiled twin, :mod:`engine.scheduling._skippy_step` (Cython, built by ``make setup``): two
 passes over the node columns with the same IEEE operations in the same order, so decisions are bit-identical. It is used
-when built; ``SCALELAB_SKIPPY_STEP=python`` forces the Python step below, ``=compiled`` requires the compiled one.
+when built; ``SCALELAB_SKIPPY_STEP=python`` forces the Python step below, ``=compiled`` requires the compiled one. On
+clusters of :data:`SMALL` nodes or more, where columns are kept between pods, :mod:`engine.scheduling._kept_step` filters,
+sums and picks over them in two passes (and the twin keeps them up to date at the changed nodes).
 """
 
 from __future__ import annotations
