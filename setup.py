@@ -2,6 +2,7 @@
 
 * ``engine/vmworld/_jobloop.pyx``: the VM world's job loop (:mod:`engine.vmworld.jobs`);
 * ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`);
+* ``engine/scheduling/_kept_step.pyx``: that step's passes over kept columns on large clusters (cimports the first);
 * ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.dispatch`).
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C
@@ -21,6 +22,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = (
     ("engine.vmworld._jobloop", Path("engine/vmworld/_jobloop.pyx"), "JOBLOOP_SOURCE_SHA256", "-O2"),
     ("engine.scheduling._skippy_step", Path("engine/scheduling/_skippy_step.pyx"), "SKIPPY_STEP_SOURCE_SHA256", "-O3"),
+    ("engine.scheduling._kept_step", Path("engine/scheduling/_kept_step.pyx"), "KEPT_STEP_SOURCE_SHA256", "-O3"),
     ("engine.faas._oneslot", Path("engine/faas/_oneslot.pyx"), "FAAS_LOOP_SOURCE_SHA256", "-O2"),
 )
 

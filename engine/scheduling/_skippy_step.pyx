@@ -28,16 +28,6 @@ cdef extern from *:
     const uint64_t SKIPPY_STEP_HASH_B
 SOURCE_SHA256 = SKIPPY_STEP_SOURCE_SHA256.decode("ascii")
 
-cdef enum:
-    MAX_IMAGES = 8  # a pod of more images takes the numpy step's pull seconds
-    MAX_VIEWS = 3 + 2 * MAX_IMAGES
-
-
-cdef struct Views:
-    Py_buffer view[MAX_VIEWS]
-    int count
-
-
 cdef void* _column(Views* views, object array, Py_ssize_t n, Py_ssize_t itemsize, const char* kinds, bint write) except NULL:
     """The data of a C-contiguous 1-d array of ``n`` items of ``itemsize`` bytes whose format is one of ``kinds``."""
     cdef Py_buffer* view = &views.view[views.count]
@@ -51,7 +41,7 @@ cdef void* _column(Views* views, object array, Py_ssize_t n, Py_ssize_t itemsize
     return view.buf
 
 
-cdef inline void _release(Views* views) noexcept:
+cdef void _release(Views* views) noexcept:
     cdef int k
     for k in range(views.count):
         PyBuffer_Release(&views.view[k])
@@ -167,11 +157,30 @@ cdef inline int _slot(uint64_t a, uint64_t b) noexcept nogil:
     return <int>((a * SKIPPY_STEP_HASH_A + b * SKIPPY_STEP_HASH_B) >> 58)  # Fibonacci hashing into 64 slots
 
 
+cdef inline double _balance(double cpu, double memory, int64_t cpu_free, int64_t memory_free) noexcept nogil:
+    """BalancedResource of a pod of ``cpu`` millis and ``memory`` bytes at a node with this much free (0 counted as 1)."""
+    cdef double cpu_div = <double>cpu_free, memory_div = <double>memory_free, cpu_share, memory_share, score
+    if cpu_div == 0.0:
+        cpu_div = 1.0
+    if memory_div == 0.0:
+        memory_div = 1.0
+    cpu_share = cpu / cpu_div
+    memory_share = memory / memory_div
+    score = cpu_share - memory_share
+    score = fabs(score)
+    score = 1.0 - score
+    score = score * 10.0
+    score = trunc(score)
+    if (cpu_share if cpu_share >= memory_share else memory_share) >= 1.0:
+        score = 0.0
+    return score
+
+
 cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) noexcept nogil:
     """Pass 2 over nodes ``begin``..``end`` (in scan order): the scores of the passing nodes, their total, the first best.
     A score is computed once per distinct input (``memos``: balance, pull seconds, data seconds, capability count)."""
     cdef Py_ssize_t i, node = p.node, last = p.last
-    cdef double cpu_div, memory_div, cpu_share, memory_share, score, total, best = p.best
+    cdef double score, total, best = p.best
     cdef double cpu = p.cpu, memory = p.memory
     cdef double image_hi = p.image_hi, image_sum = p.image_hi + p.image_lo
     cdef double data_hi = p.data_hi, data_span = p.data_lo - p.data_hi
@@ -202,21 +211,7 @@ cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) n
         if memo.key[slot] == a and memo.key2[slot] == b:
             score = memo.value[slot]
         else:
-            cpu_div = <double>cpu_free[i]
-            memory_div = <double>memory_free[i]
-            if cpu_div == 0.0:
-                cpu_div = 1.0
-            if memory_div == 0.0:
-                memory_div = 1.0
-            cpu_share = cpu / cpu_div
-            memory_share = memory / memory_div
-            score = cpu_share - memory_share
-            score = fabs(score)
-            score = 1.0 - score
-            score = score * 10.0
-            score = trunc(score)
-            if (cpu_share if cpu_share >= memory_share else memory_share) >= 1.0:
-                score = 0.0
+            score = _balance(cpu, memory, cpu_free[i], memory_free[i])
             memo.key[slot], memo.key2[slot], memo.value[slot] = a, b, score
         balance[i] = score
         if not passes[i]:
@@ -393,3 +388,66 @@ def pull_seconds(arch, images, bandwidth, out):
     finally:
         _release(&views)
     return out
+
+
+def shape_at(cpu_free, memory_free, int64_t cpu_millis, int64_t memory, nodes, fits, balance):
+    """A (cpu, memory) shape's kept columns brought up to date at ``nodes`` (a list of positions, repeats allowed):
+    whether it fits (``fits``, bool) or its BalancedResource score (``balance``, float64), whichever is not None."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(cpu_free), i
+    cdef const int64_t* cpu_left
+    cdef const int64_t* memory_left
+    cdef char* fit = NULL
+    cdef double* score = NULL
+    cdef double cpu = <double>cpu_millis, memory_bytes = <double>memory  # Python's int / float: the int as a double
+    try:
+        cpu_left = <const int64_t*>_column(&views, cpu_free, n, 8, b"lq", False)
+        memory_left = <const int64_t*>_column(&views, memory_free, n, 8, b"lq", False)
+        if fits is not None:
+            fit = <char*>_column(&views, fits, n, 1, b"?", True)
+        if balance is not None:
+            score = <double*>_column(&views, balance, n, 8, b"d", True)
+        for node in nodes:
+            i = node
+            if not 0 <= i < n:
+                raise ValueError(f"node {i} is not one of {n}")
+            if fit != NULL:
+                fit[i] = memory_left[i] >= memory and cpu_left[i] >= cpu_millis
+            if score != NULL:
+                score[i] = _balance(cpu, memory_bytes, cpu_left[i], memory_left[i])
+    finally:
+        _release(&views)
+
+
+def shape_column(cpu_free, memory_free, int64_t cpu_millis, int64_t memory, fits, balance):
+    """A new (cpu, memory) shape's columns at every node: whether it fits (``fits``, bool) and its BalancedResource
+    score (``balance``, float64; computed once per distinct pair of free amounts, as in :func:`decide`)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(cpu_free), i
+    cdef const int64_t* cpu_left
+    cdef const int64_t* memory_left
+    cdef char* fit
+    cdef double* score
+    cdef double cpu = <double>cpu_millis, memory_bytes = <double>memory
+    cdef Memo memo
+    cdef uint64_t a, b
+    cdef int slot
+    try:
+        cpu_left = <const int64_t*>_column(&views, cpu_free, n, 8, b"lq", False)
+        memory_left = <const int64_t*>_column(&views, memory_free, n, 8, b"lq", False)
+        fit = <char*>_column(&views, fits, n, 1, b"?", True)
+        score = <double*>_column(&views, balance, n, 8, b"d", True)
+        with nogil:
+            _forget(&memo)
+            for i in range(n):
+                fit[i] = memory_left[i] >= memory and cpu_left[i] >= cpu_millis
+                a, b = <uint64_t>cpu_left[i], <uint64_t>memory_left[i]
+                slot = _slot(a, b)
+                if memo.key[slot] != a or memo.key2[slot] != b:
+                    memo.key[slot], memo.key2[slot] = a, b
+                    memo.value[slot] = _balance(cpu, memory_bytes, cpu_left[i], memory_left[i])
+                score[i] = memo.value[slot]
+    finally:
+        _release(&views)

@@ -142,9 +142,9 @@ class PullSeconds:
                 return row[node], hi
         return None
 
-    def scores(self, bounds: tuple[float, float]) -> np.ndarray:
+    def scores(self, bounds: tuple[float, float], patch=None) -> np.ndarray:
         """Skippy's scores of :attr:`row` with these bounds: the last ones again if nothing changed, patched at the newest
-        pulls if only those did."""
+        pulls if only those did (``patch(row, lo, hi, nodes, scores)``: in one call, else with numpy)."""
         kept, row = self._scores, self.row
         if kept is not None and kept[1] == bounds:
             if kept[0] == self._version:
@@ -156,7 +156,10 @@ class PullSeconds:
                     score = score.copy()
                 else:
                     score.flags.writeable = True
-                score[new] = latency_scores(row[new], *bounds)
+                if patch is not None:
+                    patch(row, *bounds, new, score)
+                else:
+                    score[new] = latency_scores(row[new], *bounds)
                 return self._keep(bounds, score)
         return self._keep(bounds, latency_scores(row, *bounds))
 
@@ -215,6 +218,8 @@ class LatencyAwareImageLocality(Priority):
         self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
         self._sets: weakref.WeakKeyDictionary[Cluster, dict[tuple[str, ...], ImageSetSeconds]] = weakref.WeakKeyDictionary()
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
+        # patch(row, lo, hi, nodes, scores): kept scores patched at new pulls in one call (the fused step's compiled twin)
+        self.patch_scores = None
 
     def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
         """The kept :class:`PullSeconds` of a pod of one image, brought up to date (None for several images, or an
@@ -243,7 +248,7 @@ class LatencyAwareImageLocality(Priority):
         if kept is None and len(pod.images) > 1:
             return self._set_scores(cluster, pod.images, scored)
         raw = kept.row if kept is not None else pod_seconds(cluster, pod.images, EVERY_NODE, skippy=True)
-        return raw, skippy_latency(raw, kept, scored, cluster.n)
+        return raw, skippy_latency(raw, kept, scored, cluster.n, self.patch_scores)
 
     def prepare_pairs(self, cluster: Cluster) -> None:
         """Make the rows of every ordered pair of the registry's images (:class:`ImageSetSeconds`) when it holds at most
@@ -271,7 +276,7 @@ class LatencyAwareImageLocality(Priority):
         kept = self._image_set(cluster, images)
         raw = kept.current(cluster)
         lo, hi = kept.bounds(scored)
-        return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores)
+        return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores, self.patch_scores)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         kept = self._last = self.kept_row(ctx.cluster, ctx.pod) if ctx.scored is not None and ctx.skippy else None
@@ -288,7 +293,7 @@ class LatencyAwareImageLocality(Priority):
         if ctx.scored is None:
             lo, hi = raw.min(), raw.max()
             return zero_scores(ctx.size) if hi == 0 else latency_scores(raw, lo, hi)
-        return skippy_latency(raw, kept, ctx.scored, ctx.size)
+        return skippy_latency(raw, kept, ctx.scored, ctx.size, self.patch_scores)
 
 
 def pod_seconds(cluster: Cluster, images: tuple[str, ...], nodes: np.ndarray | slice, skippy: bool) -> np.ndarray:
@@ -300,7 +305,7 @@ def pod_seconds(cluster: Cluster, images: tuple[str, ...], nodes: np.ndarray | s
     return np.trunc(seconds, out=seconds) if skippy else seconds
 
 
-def skippy_latency(raw: np.ndarray, kept: PullSeconds | None, scored: np.ndarray, size: int) -> np.ndarray:
+def skippy_latency(raw: np.ndarray, kept: PullSeconds | None, scored: np.ndarray, size: int, patch=None) -> np.ndarray:
     """Skippy's scores of the seconds ``raw`` at every node, with the bounds over the ``scored`` nodes (read from the
     kept row ``raw`` is, if it is one)."""
     bounds = kept.bounds(scored) if kept is not None else None
@@ -310,7 +315,7 @@ def skippy_latency(raw: np.ndarray, kept: PullSeconds | None, scored: np.ndarray
     lo, hi = bounds
     if hi == 0:
         return zero_scores(size)
-    return kept.scores((lo, hi)) if kept is not None else latency_scores(raw, lo, hi)
+    return kept.scores((lo, hi), patch) if kept is not None else latency_scores(raw, lo, hi)
 
 
 class ImageLocality(Priority):

@@ -13,6 +13,7 @@ from engine.scheduling.base import EVERY_NODE
 
 # references to a kept row while it is patched when nothing outside holds it: the slot and getrefcount's argument
 _UNSHARED = 2
+_UNSHARED_SCORES = 3  # a kept score array's: the slot's tuple, the local name and getrefcount's argument
 
 
 class ImageSetSeconds:
@@ -21,7 +22,7 @@ class ImageSetSeconds:
     can change a node's value either way, so no order of nodes is kept: bounds are found per pod), with the last
     scores kept per bounds. Rows and scores handed out are never changed (a held row is copied before a patch)."""
 
-    __slots__ = ("images", "row", "_compute", "_cached", "_columns", "_seen", "_version", "_scores")
+    __slots__ = ("images", "row", "_compute", "_cached", "_columns", "_seen", "_version", "_scores", "_before", "_new")
 
     def __init__(self, images: tuple[int, ...], compute: Callable[[Cluster, np.ndarray | slice], np.ndarray]):
         self.images, self._compute = images, compute  # compute(cluster, nodes): the seconds at those nodes
@@ -31,6 +32,8 @@ class ImageSetSeconds:
         self._seen: tuple[int, ...] = ()  # pulls of each image written into the row
         self._version = 0
         self._scores: tuple | None = None  # (version, bounds, scores)
+        self._before: int | None = None  # the row's version before the newest patch ...
+        self._new: list[int] = []  # ... and the nodes it changed
 
     def current(self, cluster: Cluster) -> np.ndarray:
         """The row as the image cache is now."""
@@ -43,14 +46,14 @@ class ImageSetSeconds:
             or any(a is not b for a, b in zip(columns, self._columns, strict=True))
         ):
             self.row = self._compute(cluster, EVERY_NODE)
-            self._cached, self._columns, self._seen = cluster.image_cached, columns, seen
+            self._cached, self._columns, self._seen, self._before = cluster.image_cached, columns, seen, None
             self._version += 1
         elif seen != self._seen:
             nodes = np.array([node for p, s in zip(pulls, self._seen, strict=True) for node in p[s:]])  # repeats: the same value
             if sys.getrefcount(self.row) > _UNSHARED:  # a decision holds the row: patch a copy
                 self.row = self.row.copy()
             self.row[nodes] = self._compute(cluster, nodes)
-            self._seen = seen
+            self._seen, self._before, self._new = seen, self._version, nodes.tolist()
             self._version += 1
         return self.row
 
@@ -64,11 +67,26 @@ class ImageSetSeconds:
         values = row[scored]
         return values.min(), values.max()
 
-    def scores(self, bounds: tuple, make) -> np.ndarray:
-        """``make(row, lo, hi)``'s scores, kept while the row and the bounds stay."""
+    def scores(self, bounds: tuple, make, patch=None) -> np.ndarray:
+        """``make(row, lo, hi)``'s scores, kept while the bounds stay: patched at the newest patch's nodes if only those
+        changed (``patch(row, lo, hi, nodes, scores)`` in one call, else ``make`` at those nodes; a held copy first)."""
         kept = self._scores
-        if kept is not None and kept[0] == self._version and kept[1] == bounds:
-            return kept[2]
+        if kept is not None and kept[1] == bounds:
+            if kept[0] == self._version:
+                return kept[2]
+            if kept[0] == self._before:
+                scores, new = kept[2], self._new
+                if sys.getrefcount(scores) > _UNSHARED_SCORES:
+                    scores = scores.copy()
+                else:
+                    scores.flags.writeable = True
+                if patch is not None:
+                    patch(self.row, *bounds, new, scores)
+                else:
+                    scores[new] = make(self.row[new], *bounds)
+                scores.flags.writeable = False
+                self._scores = (self._version, bounds, scores)
+                return scores
         scores = make(self.row, *bounds)
         scores.flags.writeable = False
         self._scores = (self._version, bounds, scores)

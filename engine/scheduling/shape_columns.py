@@ -30,6 +30,9 @@ class ShapeColumns:
 
     def __init__(self, compute: Callable[[Cluster, Hashable, np.ndarray | slice], np.ndarray], keep: int = 64):
         self._compute = compute
+        # patch(cluster, key, column, nodes): the same values written at ``nodes`` (a list) in place, in one call (the
+        # fused Skippy step's compiled twin sets it); None: ``compute`` at those nodes
+        self.patch: Callable[[Cluster, Hashable, np.ndarray, list[int]], None] | None = None
         self._keep = keep
         self._kept: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
 
@@ -68,8 +71,11 @@ class ShapeColumns:
             elif changed:
                 if sys.getrefcount(values) > _UNSHARED:  # a decision (or a view of it) holds the column: write a copy
                     values = values.copy()
-                nodes = np.array(changed)  # repeats write the same value
-                values[nodes] = self._compute(cluster, key, nodes)
+                if self.patch is not None:
+                    self.patch(cluster, key, values, changed)
+                else:
+                    nodes = np.array(changed)  # repeats write the same value
+                    values[nodes] = self._compute(cluster, key, nodes)
         if entry is None:
             values = self._compute(cluster, key, EVERY_NODE)
         seen = mark

@@ -10,7 +10,9 @@ array for array (``tests/engine/scheduling/test_skippy_step.py``).
 
 The step has an optional compiled twin, :mod:`engine.scheduling._skippy_step` (Cython, built by ``make setup``): two
 passes over the node columns with the same IEEE operations in the same order, so decisions are bit-identical. It is used
-when built; ``SCALELAB_SKIPPY_STEP=python`` forces the Python step below, ``=compiled`` requires the compiled one.
+when built; ``SCALELAB_SKIPPY_STEP=python`` forces the Python step below, ``=compiled`` requires the compiled one. On
+clusters of :data:`SMALL` nodes or more, where columns are kept between pods, :mod:`engine.scheduling._kept_step` filters,
+sums and picks over them in two passes (and the twin keeps them up to date at the changed nodes).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from engine.scheduling.taint_toleration import TaintToleration
 FUSED = (BalancedResource, LatencyAwareImageLocality, LocalityType, DataLocality, Capability)
 STEP_ENV = "SCALELAB_SKIPPY_STEP"  # "python": the step below; "compiled": the compiled twin or an error; unset/"auto": either
 STEP_MODULE = "engine.scheduling._skippy_step"
+KEPT_MODULE = "engine.scheduling._kept_step"  # its passes over kept columns (large clusters), taken with it
 MAX_IMAGES = 8  # the compiled pull seconds take pods of up to this many images (_skippy_step.pyx)
 
 
@@ -62,6 +65,19 @@ class SkippyStep:
         self._cluster: weakref.ref | None = None
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
         self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
+        # the compiled passes over kept columns (None: the numpy step's calls)
+        self.kept = None if self.kernel is None else chosen_module(KEPT_MODULE, STEP_ENV)
+        if self.kernel is not None:  # the kept fit and BalancedResource columns patched where nodes changed, in C
+            self.fit.columns.patch = self._patch_fits
+            self.balance.columns.patch = self._patch_balance
+        if self.kept is not None:
+            self.images.patch_scores = self.kept.latency_at
+
+    def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
+        self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
+
+    def _patch_balance(self, cluster: Cluster, shape: tuple[int, int], balance: np.ndarray, nodes: list[int]) -> None:
+        self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, None, balance)
 
     def prepare(self, cluster: Cluster) -> None:
         """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
@@ -102,23 +118,41 @@ class SkippyStep:
             # numpy sums beat a scalar pass, but a new shape (no kept column yet) is one compiled pass that seeds them.
             shape = (pod.cpu_millis, pod.memory)
             seed = cluster.n >= SMALL and not pod.gpus and not self.balance.columns.holds(cluster, shape)
-            if cluster.n < SMALL or seed:
-                decided = self._compiled(cluster, pod, start, no_storage, seed)
+            if cluster.n < SMALL:
+                decided = self._compiled(cluster, pod, start, no_storage, False)
                 if decided is not None:
                     return decided
+            elif seed:  # a new shape's fit and BalancedResource columns in one compiled pass, then kept as any shape's
+                fits, balance = np.empty(cluster.n, bool), np.empty(cluster.n)
+                self.kernel.shape_column(cluster.cpu_free, cluster.memory_free, *shape, fits, balance)
+                self.fit.columns.seed(cluster, shape, fits)
+                self.balance.columns.seed(cluster, shape, balance)
         n = cluster.n
+        kernel = self.kept
         masks = []
         schedulable = cluster.schedulable
-        if not np.logical_and.reduce(schedulable):  # the ufunc itself: ndarray.all goes through a Python wrapper
-            masks.append(("NodeUnschedulable", schedulable.copy()))
-        masks.append(("PodFitsResources", self.fit.mask(cluster, pod)))
-        if self.avoid_storage:
-            masks.append(("NoStorageNode", no_storage))
-        passes = all_pass(masks, n)
-        feasible = int(np.count_nonzero(passes))
+        fits = self.fit.mask(cluster, pod)
+        if kernel is not None:  # the filter in one compiled pass (the masks, the count, the next start)
+            passes = np.empty(n, bool)
+            feasible, following, cordoned = kernel.feasible_nodes(
+                schedulable, fits, no_storage if self.avoid_storage else None, passes, start
+            )
+            if cordoned:
+                masks.append(("NodeUnschedulable", schedulable.copy()))
+            masks.append(("PodFitsResources", fits))
+            if self.avoid_storage:
+                masks.append(("NoStorageNode", no_storage))
+        else:
+            if not np.logical_and.reduce(schedulable):  # the ufunc itself: ndarray.all goes through a Python wrapper
+                masks.append(("NodeUnschedulable", schedulable.copy()))
+            masks.append(("PodFitsResources", fits))
+            if self.avoid_storage:
+                masks.append(("NoStorageNode", no_storage))
+            passes = all_pass(masks, n)
+            feasible = int(np.count_nonzero(passes))
+            following = (last_in_scan(passes, start) + 1) % n if feasible else start
         if not feasible:
             return None, 0.0, 0, None, masks, start
-        following = (last_in_scan(passes, start) + 1) % n
 
         balance = self.balance.column(cluster, pod)  # map-only: raw and score are the same array
         image_raw, image_score = self.images.skippy_scores(cluster, pod, passes)
@@ -131,7 +165,6 @@ class SkippyStep:
         capability_raw, capability_score = (
             (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
         )
-        total = weighted_sum(balance, (image_score, locality, data_score, capability_score), nothing)
         results = [
             (BalancedResource.name, 1.0, balance, balance),
             (LatencyAwareImageLocality.name, 1.0, image_raw, image_score),
@@ -139,6 +172,13 @@ class SkippyStep:
             (DataLocality.name, 1.0, data_raw, data_score),
             (Capability.name, 1.0, capability_raw, capability_score),
         ]
+        if kernel is not None:  # the sum and the first best in one compiled pass; the totals made when a breakdown asks
+            scores = [None if score is nothing else score for score in (image_score, edge, data_score, capability_score)]
+            picked = kernel.first_best(passes, start, balance, *scores)
+            if picked is not None:
+                node, best = picked
+                return node, best, feasible, SummedScores(passes, start, results), masks, following
+        total = weighted_sum(balance, (image_score, locality, data_score, capability_score), nothing)
         node = first_best_from(total, passes, start)
         return node, float(total[node]), feasible, EveryNodeScores(passes, start, total, results), masks, following
 
@@ -217,13 +257,26 @@ def weighted_sum(balance: np.ndarray, scores: Sequence[np.ndarray], nothing: np.
     return total
 
 
-class CompiledScores(EveryNodeScores):
+class SummedScores(EveryNodeScores):
+    """:class:`EveryNodeScores` whose totals are summed (:func:`weighted_sum`) when a breakdown first asks: the scores it
+    holds are never changed while held, so the sum is the one the decision's compiled pass made node by node."""
+
+    def __init__(self, passes, start, priorities):
+        self._passes, self._start, self._priorities, self._deferred = passes, start, priorities, None
+
+    @cached_property
+    def _total(self) -> np.ndarray:
+        (_, _, balance, _), *rest = self._priorities
+        return weighted_sum(balance, [score for _, _, _, score in rest], zero_scores(len(balance)))
+
+
+class CompiledScores(SummedScores):
     """:class:`EveryNodeScores` of a decision of the compiled step: the pull-seconds, data and capability scores and the
     totals are made from the raw values it holds (kept rows are never changed while held) and the bounds over the
     passing nodes when a breakdown first asks, with the numpy step's functions."""
 
     def __init__(self, passes, start, balance, image, edge, data, capability):
-        self._passes, self._start = passes, start
+        self._passes, self._start, self._deferred = passes, start, None
         self._parts = (balance, image, edge, data, capability)
 
     @cached_property
@@ -248,11 +301,6 @@ class CompiledScores(EveryNodeScores):
             (DataLocality.name, 1.0, data_raw, data_score),
             (Capability.name, 1.0, capability_raw, capability_score),
         ]
-
-    @cached_property
-    def _total(self) -> np.ndarray:
-        (_, _, balance, _), *rest = self._priorities
-        return weighted_sum(balance, [score for _, _, _, score in rest], zero_scores(len(balance)))
 
 
 def _min_max(column, bounds: tuple, inverse: bool, nothing: np.ndarray) -> np.ndarray:
