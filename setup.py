@@ -7,7 +7,7 @@
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C
 compiler is missing, or a build fails, the install goes on and the engine uses the pure-Python reference.
-Each module records the SHA-256 of the source it was built from; the engine uses it only when that matches the .pyx
+Each module records the SHA-256 of the source it was built from (its .pyx and the .pxd headers beside it); the engine uses it only when that matches the .pyx
 beside it (:mod:`engine.core.compiled`), so a stale build is never used (``make setup`` rebuilds a changed .pyx).
 """
 
@@ -49,7 +49,10 @@ def _extensions() -> list:
 
     built = []
     for name, pyx, macro, level in COMPILED:
-        sha = hashlib.sha256(pyx.read_bytes()).hexdigest()
+        sha = hashlib.sha256(pyx.read_bytes())  # with the .pxd headers beside it: engine.core.compiled.source_digest
+        for pxd in sorted(pyx.parent.glob("*.pxd")):
+            sha.update(pxd.read_bytes())
+        sha = sha.hexdigest()
         ext = Extension(
             name,
             [str(pyx)],

@@ -33,11 +33,15 @@ fi
 # runs the pure-Python twin. One editable install builds them all, so it runs at most once per newer source.
 tried="$venv/.scalelab-compiled-tried"
 rebuild=""
+# A .pxd header counts as a source of every .pyx in its folder (they may cimport it).
 for pyx in $(find engine -name '*.pyx' | sort); do
   built=$(ls "${pyx%.pyx}".cpython-*.so 2>/dev/null | head -n 1 || true)
-  if { [ -z "$built" ] || [ "$pyx" -nt "$built" ]; } && { [ ! -f "$tried" ] || [ "$pyx" -nt "$tried" ]; }; then
-    rebuild="$rebuild $pyx"
-  fi
+  for src in "$pyx" $(find "$(dirname "$pyx")" -maxdepth 1 -name '*.pxd'); do
+    if { [ -z "$built" ] || [ "$src" -nt "$built" ]; } && { [ ! -f "$tried" ] || [ "$src" -nt "$tried" ]; }; then
+      rebuild="$rebuild $pyx"
+      break
+    fi
+  done
 done
 if [ -n "$rebuild" ]; then
   echo "setup: building the compiled twins ($rebuild )" >&2

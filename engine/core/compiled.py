@@ -1,7 +1,8 @@
 """The optional compiled twins of hot loops (Cython ``.pyx`` beside their Python reference, built by ``make setup``).
 
-Each twin is used only when it was built from the very source beside it (the module carries that source's SHA-256:
-a stale build is never used, its results could differ), and an environment variable chooses per process: ``python``
+Each twin is used only when it was built from the very source beside it (the module carries the SHA-256 of its
+``.pyx`` and of the ``.pxd`` headers in its folder, which it may cimport: a stale build is never used, its results or
+its structures' layout could differ), and an environment variable chooses per process: ``python``
 forces the reference, ``compiled`` requires the twin (an error when it is not built), unset or ``auto`` takes the twin
 when it is there. Loading imports nothing else.
 """
@@ -11,6 +12,19 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+
+
+def source_digest(pyx) -> str:
+    """SHA-256 of a ``.pyx`` and of every ``.pxd`` beside it, in name order (``setup.py`` computes the same)."""
+    from hashlib import sha256
+    from pathlib import Path
+
+    pyx = Path(pyx)
+    digest = sha256(pyx.read_bytes())
+    for pxd in sorted(pyx.parent.glob("*.pxd")):
+        digest.update(pxd.read_bytes())
+    return digest.hexdigest()
+
 
 _loaded: dict[str, ModuleType | None] = {}  # module name -> the module, or None when missing or stale (once per process)
 CHOICES = ("auto", "python", "compiled")
@@ -26,11 +40,10 @@ def compiled_module(name: str) -> ModuleType | None:
         except ImportError:
             pass
         if module is not None:
-            from hashlib import sha256
             from pathlib import Path
 
             source = Path(module.__file__).parent / (name.rpartition(".")[2] + ".pyx")
-            if source.exists() and sha256(source.read_bytes()).hexdigest() != module.SOURCE_SHA256:
+            if source.exists() and source_digest(source) != module.SOURCE_SHA256:
                 module = None
         _loaded[name] = module
     return _loaded[name]
