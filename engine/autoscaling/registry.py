@@ -20,6 +20,7 @@ from engine.autoscaling.functions import (
     FunctionObservation,
     FunctionScaler,
     FunctionVerdict,
+    MEASURES,
     HPATarget,
     Overlay,
     PolicyScaler,
@@ -219,6 +220,11 @@ class GuardedScaler:
         self.scaler = scaler
         self.name = scaler.name
         self.label = f"plugin {scaler.name!r} (function_scalers)"
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The measures the plugin says it reads (every one when it does not say)."""
+        return frozenset(getattr(self.scaler, "reads", MEASURES))
 
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         try:

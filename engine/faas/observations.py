@@ -11,29 +11,38 @@ import math
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from engine.autoscaling.functions import FunctionObservation
+from engine.autoscaling.functions import MEASURES, FunctionObservation
 from engine.faas.runtime import FunctionRuntime, Replica
 
 INF = math.inf
+NAN = math.nan
 
 
 class Observations:
     """Mixin of :class:`~engine.faas.flow.RequestFlow`: observations for scalers and utilisation, decision rows."""
 
-    def observe(self, rt: FunctionRuntime, t: float) -> FunctionObservation:
-        """What ``rt``'s scaler sees at ``t`` (catch up first)."""
+    def observe(self, rt: FunctionRuntime, t: float, reads: frozenset[str] = MEASURES) -> FunctionObservation:
+        """What ``rt``'s scaler sees at ``t`` (catch up first); of the costly per-replica measures only those in
+        ``reads`` (the scaler's, :data:`~engine.autoscaling.functions.MEASURES`): a KPA round every 2 s reads no cpu."""
         window = self.faas.metrics_window
         ready = rt.ready
         busy = tuple(r.in_service(t) for r in ready)
         queued = tuple(r.queued(t) for r in ready)
-        cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
+        if "cpu" in reads:
+            cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
+        else:
+            cpu = (NAN,) * len(ready)
         pending = sum(1 for r in rt.replicas.values() if r.state in ("conceived", "pending", "starting"))
         invocations = rt.dispatched - sum(r.queued(t) for r in rt.replicas.values())
         recent = rt.exec_recent
-        rps = tuple(
-            (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
-            / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
-            for r in ready
+        rps = (
+            tuple(
+                (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
+                / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
+                for r in ready
+            )
+            if "rps" in reads
+            else ()
         )
         return FunctionObservation(
             now=t,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import simpy
 
+from engine.autoscaling.functions import MEASURES
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
 from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
@@ -255,7 +256,7 @@ class FunctionWorld:
                     flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
                 continue
             self._round_catch_up(now, stamp)
-            obs = flow.observe(rt, now)
+            obs = flow.observe(rt, now, getattr(rt.scaler, "reads", MEASURES))
             verdict = rt.scaler.decide(obs)
             flow.record_decision(rt, now, obs, verdict)
             if verdict.desired is not None:
