@@ -67,14 +67,14 @@ class Observations:
         span = max(t1 - max(t0, r.placed_at if r.placed_at is not None else t0), 1e-9)
         return self.cores_when_busy(r, r.busy_seconds(t0, t1) / span)
 
-    def cores_when_busy(self, r: Replica, busy: float) -> float:
-        """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
-        share = r.resources[0]
-        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
-        return min(cores, busy * (share * cores if share >= 0 else 1.0))  # no more than the node has
-
     def _cpu_request_share(self, r: Replica, t0: float, t1: float) -> float:
         return self.cpu_cores(r, t0, t1) / (r.rt.spec.cpu_millis / 1000.0)
+
+    def cores_when_busy(self, r: Replica, busy: float) -> float:
+        """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
+        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
+        return cores_used(r.resources[0], cores, busy)
+
 
     def record_decision(self, rt: FunctionRuntime, t: float, obs: FunctionObservation, verdict: Any) -> None:
         """A ``function_decisions`` row for a scaler round."""
@@ -93,3 +93,9 @@ class Observations:
                 verdict.reason,
             )
         )
+
+
+def cores_used(share: float, node_cores: float, busy: float) -> float:
+    """Cores a replica uses when ``busy`` (requests in service on average) on a node of ``node_cores``: its measured
+    ``share`` of the node per request (negative: unmeasured, one core per request), no more than the node has."""
+    return min(node_cores, busy * (share * node_cores if share >= 0 else 1.0))
