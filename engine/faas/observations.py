@@ -75,7 +75,6 @@ class Observations:
         cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
         return cores_used(r.resources[0], cores, busy)
 
-
     def record_decision(self, rt: FunctionRuntime, t: float, obs: FunctionObservation, verdict: Any) -> None:
         """A ``function_decisions`` row for a scaler round."""
         nan = math.nan
