@@ -197,7 +197,6 @@ class RpsThresholdScaler:
     """
 
     name = "rps_threshold"
-
     reads = NO_MEASURES
 
     def __init__(self, fn: Any):
@@ -248,7 +247,6 @@ class AverageRpsScaler:
     """faas-sim's ``AverageFaasRequestScaler``: invocations per running replica against ``target_average_rps``."""
 
     name = "average_rps"
-
     reads = NO_MEASURES
 
     def __init__(self, fn: Any):
@@ -273,7 +271,6 @@ class QueuePerReplicaScaler:
     """faas-sim's ``AverageQueueFaasRequestScaler``: the median replica queue (rounded up) against ``target_queue``."""
 
     name = "queue_per_replica"
-
     reads = NO_MEASURES
 
     def __init__(self, fn: Any):
@@ -295,7 +292,6 @@ class IdleScaler:
     """
 
     name = "scale_to_zero"
-
     reads = NO_MEASURES
 
     def __init__(self, fn: Any):
