@@ -22,6 +22,13 @@ script reports, it does not assert: it exits 0 and prints ``GOAL MISSED: ...`` l
     .venv/bin/python benchmarks/faas_throughput.py            # full: 3 reps, (a) 600 s, (b) 1800 s simulated
     .venv/bin/python benchmarks/faas_throughput.py --quick    # under 60 s
     .venv/bin/python benchmarks/faas_throughput.py --quick --smoke   # a few seconds (tests)
+    .venv/bin/python benchmarks/faas_throughput.py --faas-sim ~/faas-sim   # and faas-sim beside (b), CPU ratio
+
+``--faas-sim PATH`` (optional; faas-sim is not installed by ``make``): a checkout of github.com/edgerun/faas-sim with
+its dependencies in its own venv (``PATH/.venv/bin/python``, or ``--faas-sim-python``). ``faas_sim_peer.py`` runs in
+that interpreter, a process of its own kept for the whole benchmark, and runs faas-sim's raith21 edge setting at
+~1,000 devices and ~151 requests/s for ``--faas-sim-seconds`` simulated seconds, in turn with our edge-1000 over the
+same seconds (one of each per repetition); printed: completed requests per CPU second of each and their ratio.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import gc
 import json
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -159,11 +167,75 @@ def measure(name: str, make: Any, duration: float, reps: int) -> dict[str, Any]:
     return out
 
 
+class FaasSimPeer:
+    """faas-sim in its own interpreter (``faas_sim_peer.py``), asked for one run at a time."""
+
+    def __init__(self, root: Path, python: Path, devices: int = 1001):
+        script = Path(__file__).resolve().parent / "faas_sim_peer.py"
+        self.proc = subprocess.Popen(
+            [str(python), str(script), str(root), str(devices)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=str(root)
+        )
+
+    def run(self, seconds: float) -> dict[str, Any]:
+        """One faas-sim run of ``seconds`` simulated seconds: its CPU and wall seconds and completed invocations."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{seconds}\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith("RESULT "):
+                return json.loads(line[len("RESULT ") :])
+        raise RuntimeError(f"faas-sim stopped (exit {self.proc.wait()}); run faas_sim_peer.py by hand to see why")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def against_faas_sim(root: Path, python: Path, seconds: float, reps: int) -> dict[str, Any]:
+    """Our edge-1000 and faas-sim's raith21 setting (~1,000 devices, ~151 requests/s), ``seconds`` each, in turn."""
+    peer = FaasSimPeer(root, python)
+    print(f"(c) edge-1000 beside faas-sim ({root}): {seconds:g} simulated s each, {reps} rep(s), after one untimed short run of each")
+    peer.run(min(seconds, 30.0))
+    time_ours(edge_scenario(min(seconds, 30.0)))
+    print(
+        f"{'rep':>3}  {'ours CPU s':>10}  {'completed':>9}  {'per CPU s':>10}  {'faas-sim CPU s':>14}  {'completed':>9}  {'per CPU s':>10}  {'ratio':>6}  load"
+    )
+    rows = []
+    for rep in range(reps):
+        first, second = ("ours", "peer") if rep % 2 == 0 else ("peer", "ours")
+        got: dict[str, Any] = {}
+        for side in (first, second):
+            if side == "ours":
+                _, _, cpu, sim = time_ours(edge_scenario(seconds))
+                got["ours"] = {"cpu": cpu, "completed": int(sim.summary()["requests_completed"])}
+                del sim
+                gc.collect()
+            else:
+                got["peer"] = peer.run(seconds)
+        ours = got["ours"]["completed"] / got["ours"]["cpu"]
+        theirs = got["peer"]["completed"] / got["peer"]["cpu"]
+        load = loadavg()
+        rows.append({"ours": got["ours"], "faas_sim": got["peer"], "ratio": ours / theirs, "load": load})
+        print(
+            f"{rep + 1:>3}  {got['ours']['cpu']:>10.2f}  {got['ours']['completed']:>9,}  {ours:>10,.0f}  {got['peer']['cpu']:>14.2f}"
+            f"  {got['peer']['completed']:>9,}  {theirs:>10,.0f}  {ours / theirs:>5.1f}x  {load[0] if load else float('nan'):.1f}"
+        )
+    peer.close()
+    ratio = statistics.median(r["ratio"] for r in rows)
+    print(f"med  completed requests per CPU s, ours / faas-sim: {ratio:.1f}x (goal >= 50x)")
+    print()
+    return {"seconds": seconds, "runs": rows, "ratio": ratio}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter runs, fewer repetitions: under 60 s")
     ap.add_argument("--smoke", action="store_true", help="tiny runs: checks the script works, figures mean little")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--faas-sim", type=Path, default=None, metavar="PATH", help="a faas-sim checkout: also run it beside (b)")
+    ap.add_argument("--faas-sim-python", type=Path, default=None, help="faas-sim's interpreter (default PATH/.venv/bin/python)")
+    ap.add_argument("--faas-sim-seconds", type=float, default=300.0, help="simulated seconds of each side's run (default 300)")
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     basic_s, edge_s, reps = PLANS[mode]
@@ -175,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     basic = measure("(a) faas-basic", basic_scenario, basic_s, reps)
     edge = measure("(b) edge-1000: ~1,000 nodes, 5 autoscaled functions, ~150 req/s", edge_scenario, edge_s, reps)
+    peer = None
+    if args.faas_sim is not None:
+        python = args.faas_sim_python or args.faas_sim / ".venv" / "bin" / "python"
+        peer = against_faas_sim(args.faas_sim.resolve(), python, args.faas_sim_seconds, reps)
     load_end = loadavg()
 
     goals = {
@@ -205,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         "reps": reps,
         "basic": basic,
         "edge": edge,
+        "faas_sim": peer,
         "bytes_per_request": basic["bytes_per_request"],
         "loadavg_at_start": load,
         "loadavg_at_end": load_end,

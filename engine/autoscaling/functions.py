@@ -38,6 +38,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.autoscaling.base import ScalingObservation, ScalingPolicy
+from engine.autoscaling.hpa import HPAPolicy
+
+#: The per-replica measures of a :class:`FunctionObservation` that cost a pass over each ready replica's recent
+#: requests: ``cpu`` (its use over the metrics window) and ``rps`` (requests it started per second). A scaler names
+#: those it reads in ``reads``; the platform measures only those (``cpu`` not read is NaN per replica, ``rps`` not read
+#: is empty). A scaler without ``reads`` (a plugin that does not say) is given every measure.
+MEASURES = frozenset({"cpu", "rps"})
+NO_MEASURES: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +143,10 @@ class FunctionVerdict:
 
 
 class FunctionScaler(Protocol):
-    """Decides one function's replica count at each of its rounds (every ``interval`` seconds)."""
+    """Decides one function's replica count at each of its rounds (every ``interval`` seconds).
+
+    ``reads`` (optional): which of :data:`MEASURES` its ``decide`` reads; without it the observation has them all.
+    """
 
     name: str
 
@@ -186,6 +197,7 @@ class RpsThresholdScaler:
     """
 
     name = "rps_threshold"
+    reads = NO_MEASURES
 
     def __init__(self, fn: Any):
         self.fn = fn
@@ -235,6 +247,7 @@ class AverageRpsScaler:
     """faas-sim's ``AverageFaasRequestScaler``: invocations per running replica against ``target_average_rps``."""
 
     name = "average_rps"
+    reads = NO_MEASURES
 
     def __init__(self, fn: Any):
         self.fn = fn
@@ -258,6 +271,7 @@ class QueuePerReplicaScaler:
     """faas-sim's ``AverageQueueFaasRequestScaler``: the median replica queue (rounded up) against ``target_queue``."""
 
     name = "queue_per_replica"
+    reads = NO_MEASURES
 
     def __init__(self, fn: Any):
         self.fn = fn
@@ -278,6 +292,7 @@ class IdleScaler:
     """
 
     name = "scale_to_zero"
+    reads = NO_MEASURES
 
     def __init__(self, fn: Any):
         self.fn = fn
@@ -304,10 +319,21 @@ class PolicyScaler:
         self.fn = fn
         self.queue_history: deque[int] = deque(maxlen=history)
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """The HPA reads each replica's cpu, or its requests per second (``hpa_metric: requests``); the other policies
+        (KPA, KEDA, queue drain) read counts of requests only."""
+        if not isinstance(self.policy, HPAPolicy):
+            return NO_MEASURES
+        return frozenset({"rps"}) if self._requests_target() is not None else frozenset({"cpu"})
+
+    def _requests_target(self) -> float | None:
+        return self.fn.target_requests_per_replica if self.name == "hpa" and self.fn.hpa_metric == "requests" else None
+
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         self.queue_history.append(obs.waiting)
         band = (self.fn.drain_band_low, self.fn.drain_band_high)
-        requests = self.fn.target_requests_per_replica if self.name == "hpa" and self.fn.hpa_metric == "requests" else None
+        requests = self._requests_target()
         verdict = self.policy.decide(obs.scaling(tuple(self.queue_history), band, requests))
         desired = verdict.desired
         if desired is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.autoscaling.functions import FunctionObservation, FunctionVerdict, IdleScaler, Overlay
+from engine.autoscaling.functions import NO_MEASURES, FunctionObservation, FunctionVerdict, IdleScaler, Overlay
 from engine.autoscaling.keepalive import (
     KEEPALIVE_POLICIES,
     HybridHistogramKeepAlive,
@@ -35,6 +35,7 @@ class KeepAliveIdleScaler:
     """``scale_to_zero`` whose idle window comes from the function's keep-alive policy (``fixed``: idle_timeout)."""
 
     name = "scale_to_zero"
+    reads = NO_MEASURES
 
     def __init__(self, fn: Any, shared: HybridHistogramParams | None = None, sections: Mapping[str, Any] | None = None):
         self.fn = fn

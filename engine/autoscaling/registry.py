@@ -16,6 +16,7 @@ import param
 
 from engine.autoscaling.base import ScalingObservation, ScalingPolicy, ScalingVerdict
 from engine.autoscaling.functions import (
+    MEASURES,
     AverageRpsScaler,
     FunctionObservation,
     FunctionScaler,
@@ -31,7 +32,7 @@ from engine.autoscaling.keda import KEDAParams, KEDAPolicy
 from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
-from engine.core.params import ParamError, Section
+from engine.core.params import Mirror, ParamError, Section
 from engine.core.plugins import PluginError, PluginTable, extend_selector, missing_methods, one_line, plugin_section
 
 
@@ -170,18 +171,24 @@ class FunctionScalerEntry:
 _HPA_NAMES = {"min_replicas": "min_replicas", "max_replicas": "max_replicas", "target_utilization": "target_utilization"}
 
 
+# The policies read their sections through Mirrors (plain attributes a watcher keeps current): a KPA round every 2 s
+# reads some twenty parameters, each a few microseconds through param's descriptors.
 def _hpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
-    return PolicyScaler("hpa", HPAPolicy(Overlay(s["hpa"], HPATarget(fn), _HPA_NAMES)), fn)  # type: ignore[arg-type]
+    own = Mirror(fn)
+    return PolicyScaler("hpa", HPAPolicy(Overlay(Mirror(s["hpa"]), HPATarget(own), _HPA_NAMES)), own)  # type: ignore[arg-type]
 
 
 def _kpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
     names = {"min_scale": "min_replicas", "max_scale": "max_replicas", "container_concurrency": "target_concurrency"}
-    return PolicyScaler("kpa", KPAPolicy(Overlay(s["kpa"], fn, names)), fn)  # type: ignore[arg-type]
+    own = Mirror(fn)
+    return PolicyScaler("kpa", KPAPolicy(Overlay(Mirror(s["kpa"]), own, names)), own)  # type: ignore[arg-type]
 
 
 def _keda(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
     names = {"min_replica_count": "min_replicas", "max_replica_count": "max_replicas", "target_queue_length": "target_keda_queue"}
-    return PolicyScaler("keda", KEDAPolicy(Overlay(s["keda"], fn, names), Overlay(s["hpa"], fn, _HPA_NAMES)), fn)  # type: ignore[arg-type]
+    own = Mirror(fn)
+    keda = Overlay(Mirror(s["keda"]), own, names)
+    return PolicyScaler("keda", KEDAPolicy(keda, Overlay(Mirror(s["hpa"]), own, _HPA_NAMES)), own)  # type: ignore[arg-type]
 
 
 _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
@@ -219,6 +226,11 @@ class GuardedScaler:
         self.scaler = scaler
         self.name = scaler.name
         self.label = f"plugin {scaler.name!r} (function_scalers)"
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The measures the plugin says it reads (every one when it does not say)."""
+        return frozenset(getattr(self.scaler, "reads", MEASURES))
 
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         try:

@@ -11,29 +11,38 @@ import math
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from engine.autoscaling.functions import FunctionObservation
+from engine.autoscaling.functions import MEASURES, FunctionObservation
 from engine.faas.runtime import FunctionRuntime, Replica
 
 INF = math.inf
+NAN = math.nan
 
 
 class Observations:
     """Mixin of :class:`~engine.faas.flow.RequestFlow`: observations for scalers and utilisation, decision rows."""
 
-    def observe(self, rt: FunctionRuntime, t: float) -> FunctionObservation:
-        """What ``rt``'s scaler sees at ``t`` (catch up first)."""
+    def observe(self, rt: FunctionRuntime, t: float, reads: frozenset[str] = MEASURES) -> FunctionObservation:
+        """What ``rt``'s scaler sees at ``t`` (catch up first); of the costly per-replica measures only those in
+        ``reads`` (the scaler's, :data:`~engine.autoscaling.functions.MEASURES`): a KPA round every 2 s reads no cpu."""
         window = self.faas.metrics_window
         ready = rt.ready
         busy = tuple(r.in_service(t) for r in ready)
         queued = tuple(r.queued(t) for r in ready)
-        cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
+        if "cpu" in reads:
+            cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
+        else:
+            cpu = (NAN,) * len(ready)
         pending = sum(1 for r in rt.replicas.values() if r.state in ("conceived", "pending", "starting"))
         invocations = rt.dispatched - sum(r.queued(t) for r in rt.replicas.values())
         recent = rt.exec_recent
-        rps = tuple(
-            (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
-            / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
-            for r in ready
+        rps = (
+            tuple(
+                (bisect_right(r.starts, t) - bisect_left(r.starts, t - window))
+                / min(window, max(t - (r.ready_at if r.ready_at < INF else t), 1e-9))
+                for r in ready
+            )
+            if "rps" in reads
+            else ()
         )
         return FunctionObservation(
             now=t,
@@ -58,14 +67,13 @@ class Observations:
         span = max(t1 - max(t0, r.placed_at if r.placed_at is not None else t0), 1e-9)
         return self.cores_when_busy(r, r.busy_seconds(t0, t1) / span)
 
-    def cores_when_busy(self, r: Replica, busy: float) -> float:
-        """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
-        share = r.resources[0]
-        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
-        return min(cores, busy * (share * cores if share >= 0 else 1.0))  # no more than the node has
-
     def _cpu_request_share(self, r: Replica, t0: float, t1: float) -> float:
         return self.cpu_cores(r, t0, t1) / (r.rt.spec.cpu_millis / 1000.0)
+
+    def cores_when_busy(self, r: Replica, busy: float) -> float:
+        """Cores ``r`` uses when ``busy`` (requests in service on average): its measured share of the node per request."""
+        cores = int(self.placement.cluster.cpu_capacity[r.node_index]) / 1000.0  # a plain float: cheaper downstream
+        return cores_used(r.resources[0], cores, busy)
 
     def record_decision(self, rt: FunctionRuntime, t: float, obs: FunctionObservation, verdict: Any) -> None:
         """A ``function_decisions`` row for a scaler round."""
@@ -84,3 +92,9 @@ class Observations:
                 verdict.reason,
             )
         )
+
+
+def cores_used(share: float, node_cores: float, busy: float) -> float:
+    """Cores a replica uses when ``busy`` (requests in service on average) on a node of ``node_cores``: its measured
+    ``share`` of the node per request (negative: unmeasured, one core per request), no more than the node has."""
+    return min(node_cores, busy * (share * node_cores if share >= 0 else 1.0))

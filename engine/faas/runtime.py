@@ -125,18 +125,28 @@ class Replica:
 
     def in_service(self, t: float) -> int:
         """Requests in service at ``t`` (started, not ended)."""
-        starts, ends = self.starts, self.ends
-        lo = bisect_left(starts, t - self.max_exec)
+        starts = self.starts
         hi = bisect_right(starts, t)
-        return sum(1 for e in ends[lo:hi] if e > t)
+        n = 0
+        for e in self.ends[bisect_left(starts, t - self.max_exec) : hi]:  # a loop: a few values, no generator
+            if e > t:
+                n += 1
+        return n
 
     def queued(self, t: float) -> int:
         """Requests dispatched to it that have not started at ``t``."""
         return len(self.starts) - bisect_right(self.starts, t)
 
     def unfinished(self, t: float) -> int:
-        """Requests dispatched to it that have not ended at ``t``."""
-        return self.queued(t) + self.in_service(t)
+        """Requests dispatched to it that have not ended at ``t`` (queued plus in service, one pass; every sample asks
+        each replica)."""
+        starts = self.starts
+        hi = bisect_right(starts, t)
+        n = len(starts) - hi
+        for e in self.ends[bisect_left(starts, t - self.max_exec) : hi]:
+            if e > t:
+                n += 1
+        return n
 
     def busy_seconds(self, t0: float, t1: float) -> float:
         """Request-seconds in service within [t0, t1].

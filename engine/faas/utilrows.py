@@ -7,31 +7,45 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from engine.faas.observations import cores_used
+
 if TYPE_CHECKING:
     from engine.cluster.model import Cluster
-    from engine.faas.flow import RequestFlow
     from engine.faas.runtime import FunctionRuntime
 
 #: A row: time, scope, node, replica, function, cpu, cpu_request, memory, gpu, busy (the table's column order).
 Row = tuple
 
 
-def replica_rows(cluster: Cluster, flow: RequestFlow, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:
+class NodeCapacities:
+    """The cluster's node capacity columns as plain numbers, read once per sample (a numpy element costs per read)."""
+
+    __slots__ = ("cpu", "memory", "free_cpu")
+
+    def __init__(self, cluster: Cluster):
+        self.cpu: list[int] = cluster.cpu_capacity.tolist()
+        self.memory: list[int] = cluster.memory_capacity.tolist()
+        self.free_cpu: list[int] = cluster.cpu_free.tolist()
+
+
+def replica_rows(nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:
     """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds."""
     t0 = now - interval
     request = rt.spec.cpu_millis / 1000.0
     memory_request = rt.spec.memory_mib * 2**20
     name = rt.name
     add = rows.append
-    for r in rt.live():
-        if r.placed_at is None or r.node_index < 0:
+    cpu, memory = nodes.cpu, nodes.memory
+    for r in rt.replicas.values():
+        i = r.node_index
+        if r.placed_at is None or i < 0:
             continue
         span = max(now - max(t0, r.placed_at), 1e-9)
         busy = r.busy_seconds(t0, now) / span
-        cores = flow.cores_when_busy(r, busy)  # what cpu_cores(r, t0, now) gives, busy computed once
-        node_cores = int(cluster.cpu_capacity[r.node_index]) / 1000.0  # plain numbers: numpy scalars cost per operation
-        _, gpu, ram = r.resources
-        node_memory = float(cluster.memory_capacity[r.node_index])
+        node_cores = int(cpu[i]) / 1000.0
+        share, gpu, ram = r.resources
+        cores = cores_used(share, node_cores, busy)  # what flow.cpu_cores(r, t0, now) gives, busy computed once
+        node_memory = float(memory[i])
         add(
             (
                 now,
@@ -48,7 +62,7 @@ def replica_rows(cluster: Cluster, flow: RequestFlow, rt: FunctionRuntime, now: 
         )
 
 
-def node_rows(cluster: Cluster, now: float, rows: list[Row]) -> None:
+def node_rows(cluster: Cluster, nodes: NodeCapacities, now: float, rows: list[Row]) -> None:
     """One row per node hosting replicas: the sums of its replica rows of this sample (``rows`` holds only those)."""
     per: dict[str, list[float]] = {}
     for _, _, node, _, _, cpu, _, memory, gpu, busy in rows:
@@ -57,11 +71,12 @@ def node_rows(cluster: Cluster, now: float, rows: list[Row]) -> None:
         acc[1] += memory
         acc[2] += gpu
         acc[3] += busy
+    index = cluster.index
     for node in sorted(per):
         cpu, memory, gpu, busy = per[node]
-        i = cluster.index[node]
-        capacity = int(cluster.cpu_capacity[i])
-        allocated = (capacity - int(cluster.cpu_free[i])) / 1000.0
+        i = index[node]
+        capacity = int(nodes.cpu[i])
+        allocated = (capacity - int(nodes.free_cpu[i])) / 1000.0
         cores = cpu * capacity / 1000.0
         rows.append(
             (
@@ -72,7 +87,7 @@ def node_rows(cluster: Cluster, now: float, rows: list[Row]) -> None:
                 None,
                 min(1.0, cpu),
                 cores / allocated if allocated > 0 else math.nan,
-                min(memory, float(cluster.memory_capacity[i])),
+                min(memory, float(nodes.memory[i])),
                 min(1.0, gpu),
                 busy,
             )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import simpy
 
+from engine.autoscaling.functions import MEASURES
 from engine.autoscaling.registry import FUNCTION_SCALERS, make_function_scaler
 from engine.cluster.model import Pod
 from engine.core.budget import BYTES_PER_SAMPLE, Estimate
@@ -31,7 +32,7 @@ from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.runtime import FunctionRuntime
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
-from engine.faas.utilrows import node_rows, replica_rows
+from engine.faas.utilrows import NodeCapacities, node_rows, replica_rows
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
 from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.scheduling.service import PlacementService
@@ -255,7 +256,7 @@ class FunctionWorld:
                     flow.scale_to(rt, rt.spec.min_replicas, now, "none", "fixed at min_replicas")
                 continue
             self._round_catch_up(now, stamp)
-            obs = flow.observe(rt, now)
+            obs = flow.observe(rt, now, getattr(rt.scaler, "reads", MEASURES))
             verdict = rt.scaler.decide(obs)
             flow.record_decision(rt, now, obs, verdict)
             if verdict.desired is not None:
@@ -286,6 +287,7 @@ class FunctionWorld:
         add = self._sample_row
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
+        nodes = NodeCapacities(self.placement.cluster) if utilization else None
         for rt in flow.functions:
             tail, lo = rt.c_rep, rt.sampled
             if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
@@ -334,9 +336,9 @@ class FunctionWorld:
                 )
             )
             if utilization:
-                replica_rows(self.placement.cluster, self.flow, rt, now, interval, util)
+                replica_rows(nodes, rt, now, interval, util)
         if utilization:
-            node_rows(self.placement.cluster, now, util)
+            node_rows(self.placement.cluster, nodes, now, util)
             if util:
                 self.recorder.extend("utilization", dict(zip(UTILIZATION.names, zip(*util, strict=True), strict=True)))
 
