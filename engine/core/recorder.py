@@ -177,6 +177,7 @@ class Recorder:
         self._stores: dict[str, _Store | _BlockStore] = {}
         self._provided: dict[str, tuple[TableSpec, Callable[[], Sequence[Sequence[Any]] | None]]] = {}
         self._columnar: dict[str, tuple[TableSpec, Callable[[], Mapping[str, np.ndarray]]]] = {}
+        self._owed: dict[str, Callable[[], None]] = {}  # table -> what appends the rows its producer still owes it
         for spec in specs:
             self.declare(spec)
 
@@ -204,6 +205,19 @@ class Recorder:
         if spec.name in self:
             raise ValueError(f"table {spec.name!r} is declared twice")
         self._columnar[spec.name] = (spec, columns)
+
+    def owe(self, name: str, settle: Callable[[], None]) -> None:
+        """The producer of row table ``name`` may owe it rows: ``settle()`` appends them, and is called before every read
+        of the table (:meth:`frame`, :meth:`count`, :meth:`column`, :meth:`raw`, :meth:`first_kept`), so a reader sees
+        the rows an eager producer would have appended by then. The producer settles before it appends otherwise."""
+        if name not in self._stores:
+            raise ValueError(f"table {name!r}: only a declared row table can be owed rows")
+        self._owed[name] = settle
+
+    def _settle(self, name: str) -> None:
+        settle = self._owed.get(name)
+        if settle is not None:
+            settle()
 
     @property
     def specs(self) -> dict[str, TableSpec]:
@@ -294,20 +308,24 @@ class Recorder:
         if name in self._columnar:
             cols = self._columnar[name][1]()
             return len(next(iter(cols.values()))) if cols else 0
+        self._settle(name)
         store = self._stores[name]
         return store.offset + store.kept
 
     def first_kept(self, name: str) -> int:
         """Absolute number of the oldest row a bounded table still holds."""
+        self._settle(name)
         return self._stores[name].offset if name in self._stores else 0
 
     def raw(self, name: str) -> dict[str, list] | list[tuple[int, dict[str, np.ndarray]]]:
         """What a table keeps in memory (column lists, or blocks of arrays), for measuring its size."""
+        self._settle(name)
         store = self._stores[name]
         return store.materialised() if isinstance(store, _BlockStore) else store.lists()
 
     def column(self, name: str, column: str) -> list:
         """One column's kept values of a row table (the live list, not a copy: read it, do not modify it)."""
+        self._settle(name)
         store = self._stores[name]
         if isinstance(store, _BlockStore):
             raise ValueError(f"table {name}: a block table has no single column list; use frame()")
@@ -331,6 +349,7 @@ class Recorder:
             df = pd.DataFrame({c.name: _series([r[i] for r in got], c.dtype) for i, c in enumerate(spec.columns)})
             df.index = pd.RangeIndex(start, start + len(df))
             return df
+        self._settle(name)
         store = self._stores[name]
         lo = max(start - store.offset, 0)
         hi = store.kept if stop is None else max(min(stop - store.offset, store.kept), lo)
