@@ -84,6 +84,7 @@ class SchedulerSettings:
     extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
 
 
+_BUILTIN = frozenset(PRIORITIES)  # the built-in priority objects (a plugin's or a caller's own are not)
 SNAPSHOT_BYTES = 1 << 18  # columns copied for the deferred priorities of an explained decision, at most (~10 us)
 
 
@@ -327,6 +328,19 @@ class Scheduler:
             if name not in extra:
                 extra[name] = PREDICATE_TABLE[name]()
         return [*defaults, *(extra[name] for name in settings.extra_predicates)]
+
+    def deterministic(self) -> bool:
+        """Is a decision under the current settings a function of the pod, the cluster's columns and the scan start
+        alone: Skippy mode (first best, no random tie-break), weighted priorities, the built-in predicates and
+        priorities only (:mod:`.decision_cache` reuses such decisions)?"""
+        settings = self.settings()
+        return (
+            settings.mode == "skippy"
+            and settings.gpu_policy == "weighted"
+            and self._predicates is None
+            and not settings.extra_predicates
+            and all(priority in _BUILTIN for priority, _ in self.weighted())
+        )
 
     def weighted(self) -> tuple[tuple[Priority, float], ...]:
         """The priorities scored with and their weights, in the order the sum adds them (zero weights left out unless
