@@ -75,16 +75,19 @@ class _Store:
     #: become list values (``tolist``, as :meth:`Recorder.extend` did at once) only when the table is read or appended to
     deferred: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     deferred_rows: int = 0
+    #: rows given positionally (:meth:`Recorder.appender`), after the deferred blocks: one tuple each, moved into the
+    #: column lists (transposed) when the table is read or appended to otherwise
+    rows: list[Sequence[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.columns = {c: [] for c in self.spec.names}
 
     @property
     def kept(self) -> int:
-        return (len(next(iter(self.columns.values()))) if self.columns else 0) + self.deferred_rows
+        return (len(next(iter(self.columns.values()))) if self.columns else 0) + self.deferred_rows + len(self.rows)
 
     def lists(self) -> dict[str, list]:
-        """The columns as lists, deferred blocks included (moved into the lists now, in order)."""
+        """The columns as lists, deferred blocks and positional rows included (moved into the lists now, in order)."""
         if self.deferred:
             for _, block in self.deferred:
                 for c, col in self.columns.items():
@@ -92,6 +95,10 @@ class _Store:
                     col.extend(values.tolist() if isinstance(values, np.ndarray) else values)
             self.deferred.clear()
             self.deferred_rows = 0
+        if self.rows:
+            for col, values in zip(self.columns.values(), zip(*self.rows, strict=True), strict=True):
+                col.extend(values)
+            self.rows.clear()
         return self.columns
 
     def trim(self) -> None:
@@ -265,6 +272,8 @@ class Recorder:
             block[c] = values
         if defer:
             if n:
+                if store.rows:
+                    store.lists()  # the positional rows come first
                 store.deferred.append((n, block))
                 store.deferred_rows += n
             return start, start + (n or 0)
@@ -286,18 +295,19 @@ class Recorder:
         return store.add_later(rows, columns)
 
     def appender(self, name: str) -> Callable[[Sequence[Any]], None]:
-        """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only)."""
+        """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only).
+
+        The row is kept as given until the table is read: pass a tuple (or a list no one changes afterwards)."""
         store = self._stores[name]
         if isinstance(store, _BlockStore) or store.spec.bound is not None:
             raise ValueError(f"table {name}: a positional appender needs an unbounded row table")
-        cols = list(store.columns.values())
-        deferred = store.deferred
+        width = len(store.columns)
+        rows = store.rows
 
         def add(values: Sequence[Any]) -> None:
-            if deferred:
-                store.lists()  # the deferred blocks come first (the same list objects grow)
-            for col, v in zip(cols, values, strict=True):
-                col.append(v)
+            if len(values) != width:
+                raise ValueError(f"table {name}: {len(values)} values, expected {width}")
+            rows.append(values)  # a tuple: transposed into the columns when read
 
         return add
 

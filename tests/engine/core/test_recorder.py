@@ -114,6 +114,11 @@ def test_the_positional_appender_is_for_unbounded_row_tables_only():
     add = rec.appender("t")
     add((1.0, 1, True, "x", 1, 1.0))
     assert rec.count("t") == 1
+    rec.append("t", dict(zip(SPEC.names, (2.0, 2, False, "y", None, None), strict=True)))  # after the positional rows
+    add((3.0, 3, True, "z", 3, 3.0))
+    assert rec.column("t", "n") == [1, 2, 3] and rec.count("t") == 3
+    with pytest.raises(ValueError, match="expected 6"):
+        add((4.0, 4))
     with pytest.raises(ValueError, match="unbounded"):
         rec.appender("b")
 
