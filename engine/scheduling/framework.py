@@ -330,17 +330,11 @@ class Scheduler:
         return [*defaults, *(extra[name] for name in settings.extra_predicates)]
 
     def deterministic(self) -> bool:
-        """Is a decision under the current settings a function of the pod, the cluster's columns and the scan start
-        alone: Skippy mode (first best, no random tie-break), weighted priorities, the built-in predicates and
-        priorities only (:mod:`.decision_cache` reuses such decisions)?"""
-        settings = self.settings()
-        return (
-            settings.mode == "skippy"
-            and settings.gpu_policy == "weighted"
-            and self._predicates is None
-            and not settings.extra_predicates
-            and all(priority in _BUILTIN for priority, _ in self.weighted())
-        )
+        """Is a decision now a function of the pod, the cluster's columns and the scan start alone (Skippy mode, no GPU
+        policy, built-in predicates and priorities only)? :mod:`.decision_cache` reuses such decisions."""
+        s = self.settings()
+        builtin = self._predicates is None and not s.extra_predicates and all(p in _BUILTIN for p, _ in self.weighted())
+        return s.mode == "skippy" and s.gpu_policy == "weighted" and builtin
 
     def weighted(self) -> tuple[tuple[Priority, float], ...]:
         """The priorities scored with and their weights, in the order the sum adds them (zero weights left out unless
