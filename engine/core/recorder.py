@@ -75,16 +75,19 @@ class _Store:
     #: become list values (``tolist``, as :meth:`Recorder.extend` did at once) only when the table is read or appended to
     deferred: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     deferred_rows: int = 0
+    #: rows given positionally (:meth:`Recorder.appender`), after the deferred blocks: one tuple each, moved into the
+    #: column lists (transposed) when the table is read or appended to otherwise
+    rows: list[Sequence[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.columns = {c: [] for c in self.spec.names}
 
     @property
     def kept(self) -> int:
-        return (len(next(iter(self.columns.values()))) if self.columns else 0) + self.deferred_rows
+        return (len(next(iter(self.columns.values()))) if self.columns else 0) + self.deferred_rows + len(self.rows)
 
     def lists(self) -> dict[str, list]:
-        """The columns as lists, deferred blocks included (moved into the lists now, in order)."""
+        """The columns as lists, deferred blocks and positional rows included (moved into the lists now, in order)."""
         if self.deferred:
             for _, block in self.deferred:
                 for c, col in self.columns.items():
@@ -92,6 +95,10 @@ class _Store:
                     col.extend(values.tolist() if isinstance(values, np.ndarray) else values)
             self.deferred.clear()
             self.deferred_rows = 0
+        if self.rows:
+            for col, values in zip(self.columns.values(), zip(*self.rows, strict=True), strict=True):
+                col.extend(values)
+            self.rows.clear()
         return self.columns
 
     def trim(self) -> None:
@@ -177,6 +184,7 @@ class Recorder:
         self._stores: dict[str, _Store | _BlockStore] = {}
         self._provided: dict[str, tuple[TableSpec, Callable[[], Sequence[Sequence[Any]] | None]]] = {}
         self._columnar: dict[str, tuple[TableSpec, Callable[[], Mapping[str, np.ndarray]]]] = {}
+        self._owed: dict[str, Callable[[], None]] = {}  # table -> what appends the rows its producer still owes it
         for spec in specs:
             self.declare(spec)
 
@@ -204,6 +212,19 @@ class Recorder:
         if spec.name in self:
             raise ValueError(f"table {spec.name!r} is declared twice")
         self._columnar[spec.name] = (spec, columns)
+
+    def owe(self, name: str, settle: Callable[[], None]) -> None:
+        """The producer of row table ``name`` may owe it rows: ``settle()`` appends them, and is called before every read
+        of the table (:meth:`frame`, :meth:`count`, :meth:`column`, :meth:`raw`, :meth:`first_kept`), so a reader sees
+        the rows an eager producer would have appended by then. The producer settles before it appends otherwise."""
+        if name not in self._stores:
+            raise ValueError(f"table {name!r}: only a declared row table can be owed rows")
+        self._owed[name] = settle
+
+    def _settle(self, name: str) -> None:
+        settle = self._owed.get(name)
+        if settle is not None:
+            settle()
 
     @property
     def specs(self) -> dict[str, TableSpec]:
@@ -251,6 +272,8 @@ class Recorder:
             block[c] = values
         if defer:
             if n:
+                if store.rows:
+                    store.lists()  # the positional rows come first
                 store.deferred.append((n, block))
                 store.deferred_rows += n
             return start, start + (n or 0)
@@ -272,18 +295,19 @@ class Recorder:
         return store.add_later(rows, columns)
 
     def appender(self, name: str) -> Callable[[Sequence[Any]], None]:
-        """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only)."""
+        """A fast positional append for a hot path: ``add((v1, v2, ...))`` in column order (unbounded row tables only).
+
+        The row is kept as given until the table is read: pass a tuple (or a list no one changes afterwards)."""
         store = self._stores[name]
         if isinstance(store, _BlockStore) or store.spec.bound is not None:
             raise ValueError(f"table {name}: a positional appender needs an unbounded row table")
-        cols = list(store.columns.values())
-        deferred = store.deferred
+        width = len(store.columns)
+        rows = store.rows
 
         def add(values: Sequence[Any]) -> None:
-            if deferred:
-                store.lists()  # the deferred blocks come first (the same list objects grow)
-            for col, v in zip(cols, values, strict=True):
-                col.append(v)
+            if len(values) != width:
+                raise ValueError(f"table {name}: {len(values)} values, expected {width}")
+            rows.append(values)  # a tuple: transposed into the columns when read
 
         return add
 
@@ -294,20 +318,24 @@ class Recorder:
         if name in self._columnar:
             cols = self._columnar[name][1]()
             return len(next(iter(cols.values()))) if cols else 0
+        self._settle(name)
         store = self._stores[name]
         return store.offset + store.kept
 
     def first_kept(self, name: str) -> int:
         """Absolute number of the oldest row a bounded table still holds."""
+        self._settle(name)
         return self._stores[name].offset if name in self._stores else 0
 
     def raw(self, name: str) -> dict[str, list] | list[tuple[int, dict[str, np.ndarray]]]:
         """What a table keeps in memory (column lists, or blocks of arrays), for measuring its size."""
+        self._settle(name)
         store = self._stores[name]
         return store.materialised() if isinstance(store, _BlockStore) else store.lists()
 
     def column(self, name: str, column: str) -> list:
         """One column's kept values of a row table (the live list, not a copy: read it, do not modify it)."""
+        self._settle(name)
         store = self._stores[name]
         if isinstance(store, _BlockStore):
             raise ValueError(f"table {name}: a block table has no single column list; use frame()")
@@ -331,6 +359,7 @@ class Recorder:
             df = pd.DataFrame({c.name: _series([r[i] for r in got], c.dtype) for i, c in enumerate(spec.columns)})
             df.index = pd.RangeIndex(start, start + len(df))
             return df
+        self._settle(name)
         store = self._stores[name]
         lo = max(start - store.offset, 0)
         hi = store.kept if stop is None else max(min(stop - store.offset, store.kept), lo)

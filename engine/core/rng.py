@@ -30,6 +30,99 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, STREAMS[name]]))
 
 
+# SeedSequence's constants (numpy/random/bit_generator.pyx, after M.E. O'Neill's seed_seq design)
+_M32 = 0xFFFFFFFF
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _XSHIFT = 0xCA01F9DD, 0x4973F715, 16
+_POOL = 4
+
+
+def _words(n: int) -> list[int]:
+    """An int as SeedSequence takes it: 32-bit words, least significant first ([0] for 0)."""
+    out = [n & _M32]
+    while n := n >> 32:
+        out.append(n & _M32)
+    return out
+
+
+def pcg64_states(seed: int, first: int, count: int) -> np.ndarray:
+    """``SeedSequence([seed, i]).generate_state(4, np.uint64)`` for ``i`` in ``first .. first + count - 1`` (< 2**32),
+    one row each: the same 32-bit mixing, done on every ``i`` at once."""
+    k = count
+    entropy = [np.full(k, w, dtype=np.uint32) for w in _words(seed)] + [np.arange(first, first + k, dtype=np.uint32)]
+    const = [_INIT_A]
+
+    def hashmix(v: np.ndarray) -> np.ndarray:
+        v = v ^ np.uint32(const[0])
+        const[0] = (const[0] * _MULT_A) & _M32
+        v = v * np.uint32(const[0])
+        return v ^ (v >> np.uint32(_XSHIFT))
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
+        return r ^ (r >> np.uint32(_XSHIFT))
+
+    with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in C
+        pool = [hashmix(entropy[i] if i < len(entropy) else np.zeros(k, dtype=np.uint32)) for i in range(_POOL)]
+        for src in range(_POOL):
+            for dst in range(_POOL):
+                if src != dst:
+                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
+        for src in range(_POOL, len(entropy)):
+            for dst in range(_POOL):
+                pool[dst] = mix(pool[dst], hashmix(entropy[src]))
+        out = np.empty((k, 8), dtype=np.uint32)
+        const_b = _INIT_B
+        for i in range(8):
+            v = pool[i % _POOL] ^ np.uint32(const_b)
+            const_b = (const_b * _MULT_B) & _M32
+            v = v * np.uint32(const_b)
+            out[:, i] = v ^ (v >> np.uint32(_XSHIFT))
+    return out.view(np.uint64)
+
+
+class _KnownState(np.random.bit_generator.ISpawnableSeedSequence):
+    """``SeedSequence(entropy)`` whose PCG64 seeding state is known already; anything else asks the real one."""
+
+    def __init__(self, entropy: list[int], state: np.ndarray):
+        self._entropy, self._state = entropy, state
+        self._real: np.random.SeedSequence | None = None
+
+    def _seq(self) -> np.random.SeedSequence:
+        if self._real is None:
+            self._real = np.random.SeedSequence(self._entropy)
+        return self._real
+
+    def generate_state(self, n_words: int, dtype: type = np.uint32) -> np.ndarray:
+        if n_words == 4 and np.dtype(dtype) == np.uint64:
+            return self._state.copy()
+        return self._seq().generate_state(n_words, dtype)
+
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
+        return self._seq().spawn(n_children)
+
+    def __getattr__(self, name: str):  # entropy, pool, n_children_spawned...: the real SeedSequence's
+        return getattr(self._seq(), name)
+
+
+class SubStreams:
+    """``np.random.default_rng([seed, i])`` for ``i = 0, 1, 2...``, bit for bit, at a tenth of its cost: the seeding
+    states are mixed for a block of ``i`` at a time (:func:`pcg64_states`). For one generator per replica."""
+
+    def __init__(self, seed: int, block: int = 64):
+        self.seed, self.block = int(seed), block
+        self._first, self._states = 0, np.zeros((0, 4), dtype=np.uint64)
+
+    def __call__(self, i: int) -> np.random.Generator:
+        if not 0 <= i < 2**32:
+            return np.random.default_rng([self.seed, i])
+        row = i - self._first
+        if not 0 <= row < len(self._states):
+            self._first, row = i, 0
+            self._states = pcg64_states(self.seed, i, min(self.block, 2**32 - i))
+        return np.random.Generator(np.random.PCG64(_KnownState([self.seed, i], self._states[row])))
+
+
 MIN_CV = 1e-6  # below this a distribution is taken as fixed (1/cv**2 would overflow)
 
 

@@ -3,7 +3,9 @@
 When every function scales per request and no utilisation rows are recorded, a sample row is a function of the
 request rows (each one written when its request arrives, in arrival order) and of the replicas' states at the
 sample's time. :class:`BatchSampler` therefore takes every sample due in a catch-up at its end, with numpy over the
-stretch's rows, instead of one Python row per ``run.sample_interval``: a quiet function costs nothing per sample.
+stretch's rows, instead of one Python row per ``run.sample_interval``: a quiet function costs nothing per sample. The
+rows are written only when the table is read (:meth:`Recorder.owe`): a run that keeps only its summary (a sweep, a
+benchmark) never computes them.
 The rows are the ones :meth:`FunctionWorld._sample` writes, value for value (the same floating-point operations:
 percentiles as :mod:`engine.core.quantiles` does them, lifetimes summed in Python's compensated order).
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 INF = math.inf
 PERCENTS = (50, 95, 99)
+OWED = 1 << 20  # samples owed at most (their times: 8 MB): beyond, a catch-up writes them
 
 
 def sample_times(last: float, due: float, interval: float, t: float) -> np.ndarray:
@@ -133,15 +136,22 @@ class SampleCursor:
 
 
 class BatchSampler:
-    """Takes a world's due samples at the end of each catch-up (see the module's doc)."""
+    """Takes a world's due samples at the end of each catch-up (see the module's doc), and computes their rows only when
+    the table is read: a catch-up moves the cursor (the sample times, the timer stamps, exactly as before) and keeps the
+    times it owes; :meth:`settle` writes their rows, which are the same whenever it runs (see :meth:`take`)."""
 
     def __init__(self, flow: RequestFlow, recorder: Recorder, cursor: SampleCursor):
         self.flow, self.recorder, self.cursor = flow, recorder, cursor
         self.flying: dict[str, list[float]] = {}  # ends after the last sample of served rows before the tail's mark
+        self.owed: list[np.ndarray] = []  # sample times taken but not yet written, stretch by stretch
+        self.owed_count = 0
+        self.written = cursor.last  # the time of the last sample written (the one before the first owed)
+        recorder.owe("function_samples", self.settle)
 
     def start(self, now: float) -> None:
         """Begin: the functions' state logs start with their state now; requests in flight are read off the replicas."""
         flow = self.flow
+        self.written = self.cursor.last
         for rt in flow.functions:
             rt.state_log = []
             flow.log_state(rt, now)
@@ -149,18 +159,36 @@ class BatchSampler:
             rt.replica_rows = False  # the samples read the request rows: the replicas need not repeat them
 
     def stop(self) -> None:
+        self.settle()
         for rt in self.flow.functions:
             rt.state_log = None
             rt.keep_replica_rows()  # samples one at a time, utilisation rows and scalers read the replicas' own
 
     def take(self, t: float) -> None:
-        """Every sample due before ``t`` (the flow has processed everything up to ``t``)."""
+        """Every sample due before ``t`` (the flow has processed everything up to ``t``): the cursor moves now, the rows
+        are owed until the table is read (or too many are owed).
+
+        The rows owed are the same whenever they are written: a sample before ``t`` reads request rows that arrived by
+        its time (rows written later arrive after ``t``), state-log entries at or before its time (later ones are at
+        ``t`` or after) and what the previous sample left (:meth:`settle` writes stretches in order)."""
         cursor = self.cursor
         times = sample_times(cursor.last, cursor.due, cursor.interval, t)
-        k = len(times)
-        if not k:
+        if not len(times):
             return
-        prev = np.concatenate(([cursor.last], times[:-1]))
+        self.owed.append(times)
+        self.owed_count += len(times)
+        cursor.taken(float(times[-1]))
+        if self.owed_count > OWED:
+            self.settle()
+
+    def settle(self) -> None:
+        """Write the rows of every sample owed (see :meth:`take`)."""
+        if not self.owed:
+            return
+        times = self.owed[0] if len(self.owed) == 1 else np.concatenate(self.owed)
+        self.owed, self.owed_count = [], 0
+        k = len(times)
+        prev = np.concatenate(([self.written], times[:-1]))
         interval = times - prev
         columns = [self._function(rt, times, interval) for rt in self.flow.functions]
         f = len(columns)
@@ -175,7 +203,21 @@ class BatchSampler:
                     block[:, i] = part.tolist() if isinstance(part, np.ndarray) else part
                 rows[name] = block.ravel().tolist()
         self.recorder.extend("function_samples", rows)
-        cursor.taken(float(times[-1]))
+        self.written = float(times[-1])
+
+    def max_running(self, rt: FunctionRuntime) -> int:
+        """The most running replicas any sample of ``rt`` saw, the owed ones included (without writing them): the
+        largest running count among the state-log entries in force at an owed sample's time."""
+        most = self.cursor.max_running[rt.key]
+        if not self.owed:
+            return most
+        times = self.owed[0] if len(self.owed) == 1 else np.concatenate(self.owed)
+        log = rt.state_log
+        log_t = np.asarray([e[0] for e in log])
+        # entry j is in force from its time until the next entry's: the samples in [t_j, t_j+1)
+        covers = np.diff(np.searchsorted(times, np.append(log_t, INF), side="left")) > 0
+        running = np.asarray([e[3] for e in log], dtype=np.int64)[covers]
+        return max(most, int(running.max())) if len(running) else most
 
     def _function(self, rt: FunctionRuntime, times: np.ndarray, interval: np.ndarray) -> list:
         cursor = self.cursor

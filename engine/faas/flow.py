@@ -37,7 +37,6 @@ the dispatch loops and the gateway are in :mod:`engine.faas.dispatch`, what scal
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Mapping
 from heapq import heappop, heappush
@@ -50,6 +49,7 @@ from engine.cluster.devices import CAPABILITY_TPU, label_devices, reference_spee
 from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FROM, SENDS_TO, Container, MiB, Pod
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
+from engine.core.rng import SubStreams
 from engine.faas.dispatch import REASONS, Dispatch, one_slot_loop  # noqa: F401 - REASONS: engine.faas.world reads it here
 from engine.faas.measured import Measurements
 from engine.faas.observations import Observations
@@ -104,6 +104,7 @@ class RequestFlow(Dispatch, Observations):
         self.by_id: dict[int, Replica] = {}  # every replica ever (the frames name their nodes)
         requests_seed = int(stream("requests").integers(2**63))
         self.exec_seed = int(stream("execution").integers(2**63))
+        self.exec_rng = SubStreams(self.exec_seed)  # replica i's generator: default_rng([exec_seed, i])
         self.startup_rng = stream("startup")
         self.functions: list[FunctionRuntime] = []
         for i, key in enumerate(slots):
@@ -153,8 +154,10 @@ class RequestFlow(Dispatch, Observations):
         template = self._pod_templates.get(key)
         if template is None:
             template = self._pod_templates[key] = self._new_pod(rt, image, devices, memory)
-        pod = copy.copy(template)  # the Pod's cached sums and split come along
-        object.__setattr__(pod, "name", f"{rt.name}-{rid}")  # a frozen dataclass: this copy is not shared yet
+        pod = object.__new__(Pod)  # a copy (what copy.copy makes, without its generic steps): cached sums and split too
+        fields = pod.__dict__
+        fields.update(template.__dict__)
+        fields["name"] = f"{rt.name}-{rid}"  # a frozen dataclass: this copy is not shared yet
         return pod
 
     def _new_pod(self, rt: FunctionRuntime, image: str, devices: tuple[str, ...], memory: int) -> Pod:
@@ -292,7 +295,7 @@ class RequestFlow(Dispatch, Observations):
         """Conceive a replica at ``t`` and schedule it; None when ``wait`` is off and no image fits anywhere."""
         rid = self.next_id
         self.next_id += 1
-        r = Replica(rid, rt, rt.spec.images[0], t, np.random.default_rng([self.exec_seed, rid]))
+        r = Replica(rid, rt, rt.spec.images[0], t, self.exec_rng(rid))
         self.by_id[rid] = r
         rt.replicas[rid] = r
         self._life_row(t, r, "conceived", cause)
@@ -301,7 +304,7 @@ class RequestFlow(Dispatch, Observations):
         for k, image in enumerate(images):
             last = k == len(images) - 1
             p = self.placement.request(rid, t, pod=self.pod(rt, image, rid), wait=wait and last)
-            self._schedule_row(r, image, "bind" if p is not None else ("pending" if last else "fallback"), p, t)
+            self._schedule_row(r, image, "bind" if p is not None else ("pending" if last else "fallback"), p, t, newest=True)
             if p is not None:
                 r.image = image
                 self._bound(r, p, t)
@@ -315,12 +318,16 @@ class RequestFlow(Dispatch, Observations):
         self._life_row(t, r, "pending", "no_node")
         return r
 
-    def _schedule_row(self, r: Replica, image: str, result: str, p: Placement | None, t: float) -> None:
-        """The ``schedule`` row of the placement decision just made (the newest ``placements`` row)."""
-        column = self.recorder.column
-        feasible = column("placements", "feasible")[-1]
-        cost = column("placements", "schedule_s")[-1]
-        decision = column("placements", "decision")[-1]
+    def _schedule_row(self, r: Replica, image: str, result: str, p: Placement | None, t: float, newest: bool = False) -> None:
+        """The ``schedule`` row of the placement decision just made (the newest ``placements`` row; ``newest``: it is
+        ``p``'s own, whose figures ``p`` carries)."""
+        if newest and p is not None:
+            feasible, cost, decision = p.feasible, p.schedule_seconds, p.decision
+        else:
+            column = self.recorder.column
+            feasible = column("placements", "feasible")[-1]
+            cost = column("placements", "schedule_s")[-1]
+            decision = column("placements", "decision")[-1]
         self._schedule(
             (
                 r.id,

@@ -438,6 +438,8 @@ class FunctionWorld:
 
     def request_bytes(self) -> tuple[int, int]:
         """(bytes the request rows take at rest, requests stored): the columnar store's cost per request."""
+        if self._batch is not None:
+            self._batch.settle()  # the owed samples read the tail lists from their mark
         for rt in self.flow.functions:
             rt.flush()
         stored = sum(rt.stored_bytes() for rt in self.flow.functions)
@@ -454,6 +456,7 @@ class FunctionWorld:
         """:meth:`function_summary`'s rows as dicts of plain Python values."""
         rows = []
         for rt in self.flow.functions:
+            most = self.samples.max_running[rt.key] if self._batch is None else self._batch.max_running(rt)
             rep, arr, start, exe = rt.columns()
             served = rep >= 0
             done = served & (start + exe <= now)
@@ -473,7 +476,7 @@ class FunctionWorld:
                     "response_p95": p95,
                     "response_p99": p99,
                     "replicas_now": sum(1 for r in rt.replicas.values() if r.state == "running"),
-                    "replicas_max": max(self.samples.max_running[rt.key], sum(1 for r in rt.replicas.values() if r.state == "running")),
+                    "replicas_max": max(most, sum(1 for r in rt.replicas.values() if r.state == "running")),
                     "replicas_created": sum(1 for r in self.flow.by_id.values() if r.rt is rt),
                     "replica_hours": self.replica_seconds(rt, now) / 3600.0,
                 }

@@ -84,6 +84,7 @@ class SchedulerSettings:
     extra_predicates: tuple[str, ...] = ()  # plugin predicates in force, after the built-in ones
 
 
+_BUILTIN = frozenset(PRIORITIES)  # the built-in priority objects (a plugin's or a caller's own are not)
 SNAPSHOT_BYTES = 1 << 18  # columns copied for the deferred priorities of an explained decision, at most (~10 us)
 
 
@@ -327,6 +328,13 @@ class Scheduler:
             if name not in extra:
                 extra[name] = PREDICATE_TABLE[name]()
         return [*defaults, *(extra[name] for name in settings.extra_predicates)]
+
+    def deterministic(self) -> bool:
+        """Is a decision now a function of the pod, the cluster's columns and the scan start alone (Skippy mode, no GPU
+        policy, built-in predicates and priorities only)? :mod:`.decision_cache` reuses such decisions."""
+        s = self.settings()
+        builtin = self._predicates is None and not s.extra_predicates and all(p in _BUILTIN for p, _ in self.weighted())
+        return s.mode == "skippy" and s.gpu_policy == "weighted" and builtin
 
     def weighted(self) -> tuple[tuple[Priority, float], ...]:
         """The priorities scored with and their weights, in the order the sum adds them (zero weights left out unless

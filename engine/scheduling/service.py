@@ -48,6 +48,7 @@ from engine.cluster.grow import with_nodes
 from engine.cluster.model import GPU_MODEL, WORKER_INPUT, MiB, NodeSpec, Pod
 from engine.cluster.params import ClusterParams
 from engine.core.recorder import Recorder, TableSpec, table
+from engine.scheduling.decision_cache import DecisionCache
 from engine.scheduling.framework import PRIORITIES, PlacementDecision, Scheduler
 from engine.scheduling.kube_profiles import mode_label
 from engine.scheduling.params import SchedulerParams
@@ -185,6 +186,7 @@ class PlacementService:
         self._bound: dict[int, tuple[Pod, int, tuple[int, ...]]] = {}  # owner -> (pod, node, GPU devices)
         self._image_ready: dict[tuple[str, str], float] = {}  # (node, image) -> when its pull completes
         self._last: PlacementDecision | None = None
+        self.decision_cache = DecisionCache(self.scheduler, self.cluster)
         self._decisions = 0
         self._label: tuple = (None, "")  # (settings snapshot, its mode label)
         self.last_row = -1  # the newest row of the placements table
@@ -286,11 +288,10 @@ class PlacementService:
         """Schedule ``pod`` for its owner once and record the attempt; None when no node fits (nothing is queued)."""
         if vm_id in self._bound:
             raise ValueError(f"owner {vm_id} is already placed")
-        decision = self._last = self.scheduler.schedule(pod)
+        decision, needed, frozen = self._decide(pod)
         number = self._decisions
         self._decisions += 1
         if self.history > 0:  # computed only if read before the newest ``history`` decisions have moved past it
-            frozen = frozen_decision(decision)
             rows = len(frozen.node_names) * max(1, frozen.scores.priority_count)
             self.recorder.extend_later("breakdowns", rows, lambda: {"decision": np.full(rows, number), **frozen.breakdown_columns()})
         if decision.node is None:
@@ -305,13 +306,32 @@ class PlacementService:
             node,
             decision.feasible,
             decision.score,
-            cluster.pull_seconds(decision.needed_images or [], node),
+            cluster.pull_seconds(needed or [], node),
             self.scheduler.cost_seconds(decision),
             float(cluster.speed[node]),
             cluster.transfer_seconds(pod, node),
         )
         row = self._row(now, "bind", vm_id, pod, node, decision, values, number, decision.devices)
         return Placement(*values, pod.containers[0].image, number, row, decision.devices)
+
+    def _decide(self, pod: Pod) -> tuple[PlacementDecision, list[str] | None, PlacementDecision | None]:
+        """Schedule and bind ``pod``: the decision, the images the bind pulls, and the frozen decision when a breakdown is
+        kept. A decision made before for the same pod spec, cluster columns and scan start is bound again without
+        scoring (:mod:`.decision_cache`)."""
+        cache = self.decision_cache
+        key = cache.key()
+        if key is not None:
+            hit = cache.get(key, pod)
+            if hit is not None:
+                frozen, self.scheduler.start_index = hit
+                self._last = frozen  # its breakdown is the decision's (the pod's name is not in it)
+                needed = None if frozen.node is None else self.cluster.place(pod, frozen.node, frozen.devices)
+                return frozen, needed, frozen
+        decision = self._last = self.scheduler.schedule(pod)
+        frozen = frozen_decision(decision) if self.history > 0 or key is not None else None
+        if key is not None:
+            cache.put(key, pod, frozen, self.scheduler.start_index)
+        return decision, decision.needed_images, frozen
 
     def request(self, vm_id: int, now: float, pod: Pod | None = None, wait: bool = True) -> Placement | None:
         """Place a pod for owner ``vm_id`` (the worker pod, or ``pod``); None when no node fits.

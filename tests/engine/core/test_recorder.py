@@ -114,6 +114,11 @@ def test_the_positional_appender_is_for_unbounded_row_tables_only():
     add = rec.appender("t")
     add((1.0, 1, True, "x", 1, 1.0))
     assert rec.count("t") == 1
+    rec.append("t", dict(zip(SPEC.names, (2.0, 2, False, "y", None, None), strict=True)))  # after the positional rows
+    add((3.0, 3, True, "z", 3, 3.0))
+    assert rec.column("t", "n") == [1, 2, 3] and rec.count("t") == 3
+    with pytest.raises(ValueError, match="expected 6"):
+        add((4.0, 4))
     with pytest.raises(ValueError, match="unbounded"):
         rec.appender("b")
 
@@ -156,3 +161,26 @@ def test_arrays_given_to_an_unbounded_table_read_back_as_if_appended_at_once():
     fill(eager, lambda row: eager.append("t", dict(zip(SPEC.names, row, strict=True))))
     assert frame_digest(deferred.frame("t")) == frame_digest(eager.frame("t"))
     assert deferred.frame("t", 2, 4).time.tolist() == [2.0, 3.0]
+
+
+def test_a_table_owed_rows_is_settled_before_every_read():
+    rec = Recorder([table("t", "doc", [("x", "int64", "x")])])
+    owed, calls = [[1, 2], [3]], []
+
+    def settle() -> None:
+        calls.append(len(owed))
+        while owed:
+            rec.extend("t", {"x": owed.pop(0)})
+
+    rec.owe("t", settle)
+    rec.append("t", {"x": 0})  # the producer's own appends do not settle
+    assert not calls
+    assert rec.count("t") == 1 + 2 + 1 and calls == [2]
+    owed.append([4])
+    assert rec.column("t", "x") == [0, 1, 2, 3, 4]
+    owed.append([5])
+    assert rec.frame("t", 5).x.tolist() == [5]
+    owed.append([6])
+    assert rec.raw("t")["x"][-1] == 6 and rec.first_kept("t") == 0
+    with pytest.raises(ValueError, match="row table"):
+        rec.owe("missing", settle)

@@ -92,3 +92,59 @@ def test_replicas_read_after_batches_stop_are_those_kept_all_along():
     assert len(a) > 100 and a.busy.sum() > 0
     assert frame_digest(a) == frame_digest(b)
     assert frame_digest(switched.frame("function_samples")) == frame_digest(kept.frame("function_samples"))
+
+
+def test_owed_samples_read_any_time_are_the_rows_written_at_each_catch_up(monkeypatch):
+    """Batch samples are owed until the table is read. Read after every chunk of time (written in small stretches), read
+    once at the end (one stretch), read twice, and written at every catch-up (``OWED`` at 0): the same rows, and the
+    same summary whether or not they were read before it."""
+    import engine.faas.batchsample as batchsample
+
+    chunks = (123.4, 700.0, 701.0, 1500.0, 2000.0)
+
+    def run(read_each: bool, owed: int) -> tuple[Simulation, list]:
+        monkeypatch.setattr(batchsample, "OWED", owed)
+        fns = {
+            "fn1": function(function="a", scaler="per_request", concurrency=1, max_replicas=4, idle_timeout=30.0, rate=3.0),
+            "fn2": function(function="b", scaler="per_request", concurrency=2, min_replicas=1, idle_timeout=120.0, rate=0.05),
+        }
+        sim = Simulation(scenario(fns, duration=2400.0, seed=4, faas={"record_utilization": False}))
+        seen, summaries = [], []
+        for t in chunks:
+            sim.advance(t)
+            summaries.append(sim.summary())
+            if read_each:
+                seen.append(sim.count("function_samples"))
+            if t == 700.0:
+                sim.set_params({"run.sample_interval": 3.0})
+            if t == 1500.0:
+                sim.set_params({"fn1.rate": 0.1})  # fewer instances by the next summary than at their peak
+        sim.run()
+        return sim, summaries
+
+    lazy, lazy_summaries = run(False, 1 << 20)
+    assert lazy.platform._batch.owed_count > 500  # nothing written yet: the run never read the table
+    assert lazy.recorder.raw("function_samples")["time"]  # raw() writes them
+    lazy_again, _ = run(False, 1 << 20)
+    each, each_summaries = run(True, 1 << 20)
+    eager, eager_summaries = run(False, 0)
+    assert eager.platform._batch.owed_count == 0
+    first = lazy_again.frame("function_samples")
+    assert len(first) > 1000 and first.replicas_running.max() > 1
+    assert frame_digest(first) == frame_digest(lazy_again.frame("function_samples"))  # read twice
+    for other in (lazy, each, eager):
+        assert frame_digest(other.frame("function_samples")) == frame_digest(first)
+    # replicas_max reads the owed samples without writing them: the most running any sample before the summary saw
+    assert lazy_summaries == each_summaries == eager_summaries
+    rows, peaks = eager.frame("function_samples"), 0
+    for t, summary in zip(chunks, lazy_summaries, strict=True):
+        for name, fn in summary["functions"].items():
+            seen = rows[(rows.function == name) & (rows.time < t)].replicas_running.max()
+            assert fn["replicas_max"] == max(seen, fn["replicas_now"])
+            peaks += seen > fn["replicas_now"]
+    assert peaks
+    assert lazy.summary() == each.summary() == eager.summary()
+    lazy_again.advance(2600.0)  # more run after a read: the rows go on as in one read at the end
+    once, _ = run(False, 1 << 20)
+    once.advance(2600.0)
+    assert frame_digest(lazy_again.frame("function_samples")) == frame_digest(once.frame("function_samples"))
