@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from dashboard.ui import Dashboard
 from engine import Simulation, load_recording
 
@@ -165,4 +167,36 @@ def test_a_tab_back_after_another_worlds_runs_holds_its_top_plots_first_and_the_
     while later:
         later.pop(0)()
     assert len(live.series.layout) == 6 and list(live.__panel__().objects) == whole
+    d.stop()
+
+
+def test_the_functions_tab_back_after_another_world_holds_its_top_plots_first_and_draws_the_new_run(monkeypatch):
+    """faas-basic, the VM world, faas-basic again: the Functions tab keeps its figures, sends its top row first (the
+    other plots, the replica heatmap and the per-function controls after the turn) and draws the new run's rows only."""
+    later = next_turns(monkeypatch)
+    d = ticked(Dashboard("faas-basic"))
+    d.start()
+    while later:
+        later.pop(0)()
+    fn = d.tabset.active_view()
+    whole, panes, figures = list(fn.view.layout.objects), list(fn.view.plots.layout.objects), dict(fn.view.plots.figures)
+    assert d.active_tab == "Functions" and len(panes) == 5 and len(whole) == 6
+    old = d.session.sim
+    old.advance(3600.0)  # the old run well past where the new one starts
+    d.refresh()
+    for scenario in ("default", "faas-basic"):
+        d.session.scenario = scenario
+        d.refresh()
+    new = d.session.sim
+    assert new is not old and new.now < old.now and d.active_tab == "Functions" and d.tabset.active_view() is fn
+    assert list(fn.view.plots.layout.objects) == panes[:2] and list(fn.view.layout.objects) == whole[:3]  # the top first
+    assert fn.view.plots.figures == figures  # the same figures, not made again
+    samples = new.frame("function_samples")
+    for f, streamed in fn.view.plots.streams.items():
+        held = np.asarray(streamed.source.data["time"])
+        assert len(held) >= 2 and np.array_equal(held, samples.loc[samples["function"] == f, "time"].to_numpy()[-len(held) :])
+        assert held[-1] <= new.now  # none of the old run's later rows
+    while later:
+        later.pop(0)()
+    assert list(fn.view.plots.layout.objects) == panes and list(fn.view.layout.objects) == whole
     d.stop()
