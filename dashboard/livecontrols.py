@@ -200,6 +200,18 @@ class LiveControls:
         for entry in self._shown.values():
             self._fill(entry)
 
+    def fill_one(self) -> bool:
+        """Give the first open card still without widgets its widgets (a page's start fills one card per turn); False
+        when none is left, and from then on a card shown fills at once (as after :meth:`fill`)."""
+        for entry in self._shown.values():
+            if not entry.filled and not entry.card.collapsed and entry.card.visible:
+                deferred, self.deferred = self.deferred, False
+                self._fill(entry)
+                self.deferred = deferred
+                return True
+        self.deferred = False
+        return False
+
     def _applied(self, changes: dict[str, Any]) -> None:
         if self.policy_key and f"{self.policy_key}.kind" in changes:
             self._show_policy(changes[f"{self.policy_key}.kind"])
