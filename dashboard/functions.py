@@ -184,6 +184,21 @@ class FunctionPlots:
         built = self.built
         after_this_turn(lambda: self._more_figures(built, names[2:]))
 
+    def top_first(self) -> None:
+        """Back after another world's runs: the top row of plots (its figures kept, their models made again by the page)
+        first; the others join in the event loop's next turn, unless the plots were made again meanwhile."""
+        whole = list(self.layout.objects)
+        if not self.staged or len(whole) <= 2 or len(self.figures) < len(FUNCTION_PLOTS):
+            return
+        self.layout[:] = whole[:2]
+        after_this_turn(lambda: self._rejoined(self.built, whole))
+
+    def _rejoined(self, built: tuple[str, ...], whole: list[Any]) -> None:
+        if built == self.built and list(self.layout.objects) == whole[:2]:
+            with pn.io.hold():
+                self.layout[:] = whole
+                self.fit()
+
     def _more_figures(self, built: tuple[str, ...], names: list[str]) -> None:
         if built == self.built and not set(names) & set(self.figures):  # not made again for another run meanwhile
             with pn.io.hold():
@@ -436,6 +451,19 @@ class FunctionsTab(TabBase, pn.viewable.Viewer):
         self.session = ctx.session
         self.view = FunctionsView()
         self._bound: Any = None
+        self._whole = list(self.view.layout.objects)
+        self.rejoin()
+
+    def rejoin(self) -> None:
+        """The KPI table and the top row of plots first (a new tab, or back after another world's runs); the other plots,
+        the replica heatmap and the per-function controls in the event loop's next turn (:mod:`dashboard.turns`)."""
+        self.view.plots.top_first()
+        self.view.layout.objects = self._whole[:3]
+        after_this_turn(self._show_below)
+
+    def _show_below(self) -> None:
+        if list(self.view.layout.objects) != self._whole:
+            self.view.layout.objects = self._whole
 
     def _bind(self) -> None:
         sim = self.session.sim

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import math
 from typing import Any
 
@@ -49,4 +50,23 @@ def status_html(session: Any, view: Any) -> str:
         f"<span>speed {session.speed:,.0f}×</span>{behind}"
         f"<span data-kpi='sim-time'>t = {plots.hms(sim_now)}</span>"
         f"<span>{html.escape(session.scenario)} · seed {seed}</span>{live}</div>"
+    )
+
+
+def stuck_alert_text(events: Any) -> str | None:
+    """The warning for the newest engine alert among new ``events`` rows: the controller stuck in the original's dead
+    end (its text), another alert ("": no warning); None when no alert came."""
+    if events is None or not len(events) or "command" not in events:
+        return None
+    alerts = events[events["kind"] == "alert"]
+    if not len(alerts):
+        return None
+    last = alerts.iloc[-1]
+    if last["command"] != "controller_stuck":
+        return ""
+    suspended = json.loads(last["value"] or "{}").get("suspended", "some")
+    return (
+        f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
+        f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
+        "turn on *resume_when_stuck* in the Controller card to let it."
     )

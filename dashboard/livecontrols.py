@@ -15,6 +15,7 @@ import param
 
 from dashboard.controls import SectionControls
 from dashboard.functions import is_function_slot
+from dashboard.messageline import display_style
 from dashboard.session import LiveSession
 from engine import SCHEDULER_PRESETS, policies_reading
 
@@ -157,9 +158,15 @@ class LiveControls:
             self._fill(entry)
         if "controller" in shown and shown["controller"].filled:
             self._gate_extensions(shown["controller"].ctl)
+        # the cards of another world's run stay in the page, hidden: back to that world, they are shown again rather than
+        # made again by the page (a switch back to the VM world sent ~50 kB of card models after its first frame)
         cards = list(self.cards.values())
-        if list(self.layout.objects) != cards:  # the same sections: the sidebar keeps its models, only values change
-            self.layout.objects = cards
+        earlier = [card for card in self.layout.objects if all(card is not c for c in cards)]
+        for card, shown in [*((c, True) for c in cards), *((c, False) for c in earlier)]:
+            if card.styles.get("display", "flex") != display_style(shown, "flex")["display"]:
+                card.styles = display_style(shown, "flex")
+        if list(self.layout.objects) != cards + earlier:  # the same sections: the sidebar keeps its models, only values change
+            self.layout.objects = cards + earlier
 
     def _nest_policy_cards(self) -> None:
         entry = self._shown[self.policy_key]
@@ -199,6 +206,18 @@ class LiveControls:
         self.deferred = False
         for entry in self._shown.values():
             self._fill(entry)
+
+    def fill_one(self) -> bool:
+        """Give the first open card still without widgets its widgets (a page's start fills one card per turn); False
+        when none is left, and from then on a card shown fills at once (as after :meth:`fill`)."""
+        for entry in self._shown.values():
+            if not entry.filled and not entry.card.collapsed and entry.card.visible:
+                deferred, self.deferred = self.deferred, False
+                self._fill(entry)
+                self.deferred = deferred
+                return True
+        self.deferred = False
+        return False
 
     def _applied(self, changes: dict[str, Any]) -> None:
         if self.policy_key and f"{self.policy_key}.kind" in changes:

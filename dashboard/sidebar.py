@@ -41,10 +41,21 @@ class Sidebar:
                 self.column[:] = cards
 
     def fill_in_turns(self) -> None:
-        """The Run card now; the other cards, open ones with their widgets, in the loop's next turn (at once unserved).
-        Called at the page's onload, so not through :func:`~dashboard.turns.after_this_turn`, which waits for it."""
+        """The Run card now; then a turn each (at once unserved): the other cards, then each open card's widgets. Between
+        two turns the page takes what the person did meanwhile: a scenario chosen in the Run card right after the first
+        frame waits for one card, not for the whole sidebar, on the server and in the browser. Called at the page's
+        onload, so not through :func:`~dashboard.turns.after_this_turn`, which waits for it."""
         self.fill(run_card_only=True)
-        pn.state.execute(lambda: self.stopped() or self.fill(fill=True), schedule=True)
+        pn.state.execute(self._fill_turn, schedule=True)
+
+    def _fill_turn(self) -> None:
+        if self.stopped():
+            return
+        if len(self.column) < 2:
+            self.fill()  # the cards, open ones without their widgets yet
+        elif not self.ctx.parts["controls"].fill_one():
+            return
+        pn.state.execute(self._fill_turn, schedule=True)
 
     def follow(self) -> None:
         """The session holds a new run: its cards (see the module docs)."""

@@ -24,7 +24,7 @@ import param
 
 from dashboard.cards import FaultCard, RunCard
 from dashboard.context import AppContext
-from dashboard.header import HEADER_CSS, HINT, STATUS_CSS, status_html
+from dashboard.header import HEADER_CSS, HINT, STATUS_CSS, status_html, stuck_alert_text
 from dashboard.links import LinkResult, apply_link, link_query, link_start
 from dashboard.livecontrols import LiveControls
 from dashboard.offloop import off_loop
@@ -357,23 +357,11 @@ class Dashboard(pn.viewable.Viewer):
 
     def _show_alerts(self, new: dict[str, Any]) -> None:
         """The engine's alert events (the controller stuck in the original's dead end) as a visible warning."""
-        events = new.get("events")
-        if events is None or not len(events) or "command" not in events:
-            return
-        alerts = events[events["kind"] == "alert"]
-        if not len(alerts):
-            return
-        last = alerts.iloc[-1]
-        if last["command"] == "controller_stuck":
-            suspended = json.loads(last["value"] or "{}").get("suspended", "some")
-            self.stuck_alert.object = (
-                f"**Controller stuck since t = {last['time']:.0f} s**: work is queued, no worker serves or starts, and "
-                f"{suspended} are suspended. The original controller never resumes them; switch seed-exact mode off and "
-                "turn on *resume_when_stuck* in the Controller card to let it."
-            )
-            self.stuck_alert.visible = True
-        else:
-            self.stuck_alert.visible = False
+        text = stuck_alert_text(new.get("events"))
+        if text:
+            self.stuck_alert.object = text
+        if text is not None:
+            self.stuck_alert.visible = bool(text)
 
     def _mark_urgent(self) -> None:
         self.loop.mark_urgent()

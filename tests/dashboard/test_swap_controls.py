@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from dashboard.ui import Dashboard
 from engine import Simulation, load_recording
 
@@ -60,7 +62,8 @@ def test_a_switch_to_another_world_and_back_shows_each_worlds_controls_driving_t
     assert set(d.controls.cards) == {"scheduler", "hpa", "kpa", "keda", "faas", "function_faults"} - set(d.controls.policy_cards)
     assert all(card in d.controls.layout.objects for card in d.controls.cards.values())
     gone = [card for key, card in vm_cards.items() if key not in d.controls.sections]
-    assert gone and not any(card is shown for card in gone for shown in d.controls.layout.objects)
+    assert gone and not any(card is shown for card in gone for shown in shown_cards(d))  # hidden, kept in the page
+    assert all(any(card is kept for kept in d.controls.layout.objects) for card in gone)
     faas = d.session.sim
     assert d.controls.sections["faas"].controls  # a collapsed card's widgets, made when first asked for
     d.session.scenario = "default"
@@ -70,8 +73,14 @@ def test_a_switch_to_another_world_and_back_shows_each_worlds_controls_driving_t
     control.entry.value = 13
     assert new.sections["autoscaler"].MAX_WORKERS == 13
     assert "autoscaler" not in faas.sections
-    assert [c for c in d.controls.layout.objects] == list(d.controls.cards.values())
+    assert shown_cards(d) == list(d.controls.cards.values())
+    assert all(any(card is kept for kept in d.controls.layout.objects) for card in vm_cards.values())  # the same cards
     d.stop()
+
+
+def shown_cards(d: Dashboard) -> list:
+    """The sidebar's parameter cards a person sees (another world's stay in the page, hidden by their style)."""
+    return [card for card in d.controls.layout.objects if card.styles.get("display") != "none"]
 
 
 def test_a_branch_keeps_the_controls_and_they_change_the_branch_not_the_live_run_before(tmp_path: Path):
@@ -165,4 +174,36 @@ def test_a_tab_back_after_another_worlds_runs_holds_its_top_plots_first_and_the_
     while later:
         later.pop(0)()
     assert len(live.series.layout) == 6 and list(live.__panel__().objects) == whole
+    d.stop()
+
+
+def test_the_functions_tab_back_after_another_world_holds_its_top_plots_first_and_draws_the_new_run(monkeypatch):
+    """faas-basic, the VM world, faas-basic again: the Functions tab keeps its figures, sends its top row first (the
+    other plots, the replica heatmap and the per-function controls after the turn) and draws the new run's rows only."""
+    later = next_turns(monkeypatch)
+    d = ticked(Dashboard("faas-basic"))
+    d.start()
+    while later:
+        later.pop(0)()
+    fn = d.tabset.active_view()
+    whole, panes, figures = list(fn.view.layout.objects), list(fn.view.plots.layout.objects), dict(fn.view.plots.figures)
+    assert d.active_tab == "Functions" and len(panes) == 5 and len(whole) == 6
+    old = d.session.sim
+    old.advance(3600.0)  # the old run well past where the new one starts
+    d.refresh()
+    for scenario in ("default", "faas-basic"):
+        d.session.scenario = scenario
+        d.refresh()
+    new = d.session.sim
+    assert new is not old and new.now < old.now and d.active_tab == "Functions" and d.tabset.active_view() is fn
+    assert list(fn.view.plots.layout.objects) == panes[:2] and list(fn.view.layout.objects) == whole[:3]  # the top first
+    assert fn.view.plots.figures == figures  # the same figures, not made again
+    samples = new.frame("function_samples")
+    for f, streamed in fn.view.plots.streams.items():
+        held = np.asarray(streamed.source.data["time"])
+        assert len(held) >= 2 and np.array_equal(held, samples.loc[samples["function"] == f, "time"].to_numpy()[-len(held) :])
+        assert held[-1] <= new.now  # none of the old run's later rows
+    while later:
+        later.pop(0)()
+    assert list(fn.view.plots.layout.objects) == panes and list(fn.view.layout.objects) == whole
     d.stop()
