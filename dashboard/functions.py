@@ -198,7 +198,13 @@ class FunctionPlots:
             fig = time_figure(f"{self.prefix}-{FIGURES[name]}", title, ylabel, self.x_range, log=log, ticker=self.ticker)
             curves = [
                 series_line(
-                    fig, self.streams[f].source, col, f"{f} {suffix}".strip(), PALETTE[i % len(PALETTE)], DASHES[j % len(DASHES)], hover=False
+                    fig,
+                    self.streams[f].source,
+                    col,
+                    f"{f} {suffix}".strip(),
+                    PALETTE[i % len(PALETTE)],
+                    DASHES[j % len(DASHES)],
+                    hover=False,
                 )
                 for i, f in enumerate(self.built)
                 for j, (col, suffix) in enumerate(columns)

@@ -195,7 +195,9 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
         lean(fig.varea("time", "band_low", "band_high", source=source, color=band, alpha=0.15, legend_label="band" + s))
         _line(fig, source, "time_left_shown", "time_left" + s, color, dash, hover=["time_left", "band_low", "band_high"])
         capped = lean(
-            fig.scatter("time", "time_left_clipped", source=source, color=color, marker="triangle", size=7, legend_label="off the scale" + s)
+            fig.scatter(
+                "time", "time_left_clipped", source=source, color=color, marker="triangle", size=7, legend_label="off the scale" + s
+            )
         )
         _hover(fig, capped, [("time_left", "@{time_left}{0.[0]} s")], vline=False)
         return ["time_left_shown", "band_low", "band_high"]
@@ -205,7 +207,9 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
             return ["workers_active"]
         for i, state in enumerate(WORKER_STATES):
             label = state.removeprefix("workers_").replace("_", " ")
-            lean(fig.varea("time", f"stack_{i}", f"stack_{i + 1}", source=source, color=WORKER_COLORS[state], alpha=0.85, legend_label=label))
+            lean(
+                fig.varea("time", f"stack_{i}", f"stack_{i + 1}", source=source, color=WORKER_COLORS[state], alpha=0.85, legend_label=label)
+            )
         _line(fig, source, "workers_total", "total", "#8c8c8c", width=1.5, hover=list(WORKER_STATES))
         return ["stack_0", f"stack_{len(WORKER_STATES)}", "workers_total"]
     if name == "rates":
