@@ -3,8 +3,8 @@
 Fed from the recorded tables only: the ``nodes`` table (``gpu_count``, ``gpu_model``) lays out the grid, each
 ``placements`` bind adds the pod's ``gpu_milli`` to the devices of its ``gpu_devices`` bit mask, each release or
 loss takes it away; so a live session, a finished run and a recording draw the same. Shown only when the
-cluster has GPUs, and its figure is made only then (a cluster without GPUs -- the VM and function worlds -- pays for no
-hidden figure: ~50 models a page builds for nothing). A numpy grid in one ``ColumnDataSource`` (named :data:`SOURCE_NAME`), replaced only when a
+cluster has GPUs; made on demand (the Replay tab), its figure is made only then (a recording of a cluster without GPUs
+pays for no hidden figure: ~50 models a page would build for nothing). A numpy grid in one ``ColumnDataSource`` (named :data:`SOURCE_NAME`), replaced only when a
 placement changed it; the hover names the node (and its GPU model) and the device under the mouse.
 """
 
@@ -53,12 +53,16 @@ def device_figure(source: ColumnDataSource, node_labels: CustomJSHover, name: st
 class GpuDeviceView:
     """GPU nodes x devices: the share of each device in use (empty: 0, whole: 1; cells past a node's devices are blank)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_demand: bool = False) -> None:
+        """``on_demand``: the figure is made when a cluster first has GPUs (the Replay tab, whose first drawing is held with
+        the tab's models); else at once, so that a live tab that only streams adds no model in a tick."""
         self.source = ColumnDataSource({"image": [], "x": [], "y": [], "dw": [], "dh": []}, name=SOURCE_NAME)
         self.hover_labels = CustomJSHover(args={"labels": []}, code="return labels[Math.floor(value)] ?? '';")
         self.figure: figure | None = None  # made with the first cluster that has GPUs (see :meth:`set_nodes`)
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         self.layout = pn.Column(visible=False, sizing_mode="stretch_width")
+        if not on_demand:
+            self._make_figure()
         self.clear()
 
     def _make_figure(self) -> figure:
