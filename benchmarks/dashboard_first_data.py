@@ -47,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_common import add_page_options, alternate_pages  # noqa: E402
 from dashboard_builds import export_ref  # noqa: E402
 from dashboard_memory import CHROMIUM_ARGS  # noqa: E402
 from dashboard_worlds import JS_FIGURES, WORLDS  # noqa: E402
@@ -269,39 +270,20 @@ def _summary(rows: list[dict]) -> dict:
 def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str, floors: tuple[str, ...] = ()) -> dict:
     """Per world, per tree: medians of ``pages`` fresh pages after one warm page; the trees' pages alternate (same load).
     ``floors``: each floor page's shell as a tree too (``floor``, ``floor-plain``; the same page for every world)."""
-    from playwright.sync_api import sync_playwright
-
     names = {shell: "floor" if shell == "template" else f"floor-{shell}" for shell in floors}
-    out: dict = {tree: {} for tree in [*trees, *names.values()]}
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+    with tempfile.TemporaryDirectory() as tmp:
         servers = [Server(name, tree, Path(tmp)) for name, tree in trees.items()]
         for shell, floor_name in names.items():
             servers.append(Server(floor_name, ROOT, Path(tmp), floor=shell))
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            for name in worlds:
-                rows: dict[str, list[dict]] = {s.name: [] for s in servers}
-                for i in range(pages + 1):  # the first page of a world warms each server's caches: not counted
-                    for server in servers if i % 2 else servers[::-1]:
-                        row = page_once(browser, server, name)
-                        if i:
-                            rows[server.name].append(row)
-                            print(f"{server.name} {name} page {i}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
-                for tree, tree_rows in rows.items():
-                    out[tree][name] = _summary(tree_rows)
-        finally:
-            browser.close()
-            for server in servers:
-                server.stop()
-    return out
+        rows = alternate_pages(
+            servers, worlds, pages, chromium, CHROMIUM_ARGS, lambda browser, server, name, i: page_once(browser, server, name)
+        )
+    return {tree: {name: _summary(world_rows) for name, world_rows in by_world.items()} for tree, by_world in rows.items()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, default=5, help="pages per world and tree (after one warm-up page each)")
-    ap.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--peer", default=None, help="also this git ref's tree (main, a branch, a commit), its pages alternating with ours")
+    add_page_options(ap, list(WORLDS), pages=5)
     ap.add_argument(
         "--floor",
         nargs="*",

@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_common import add_page_options, alternate_pages  # noqa: E402
 from dashboard_builds import export_ref  # noqa: E402
 from dashboard_first_data import METRICS, Server  # noqa: E402
 from dashboard_memory import CHROMIUM_ARGS  # noqa: E402
@@ -188,45 +189,32 @@ def _median(values: list[float]) -> float:
 
 
 def measure(trees: dict[str, Path], worlds: list[str], pages: int, chromium: str, until: float, trace: Path | None) -> dict:
-    from playwright.sync_api import sync_playwright
-
-    out: dict = {tree: {} for tree in trees}
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+    with tempfile.TemporaryDirectory() as tmp:
         files = {(tree, name): record(tree_path, name, until, Path(tmp) / tree) for tree, tree_path in trees.items() for name in worlds}
         servers = [ReplayServer(name, tree, Path(tmp)) for name, tree in trees.items()]
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            for name in worlds:
-                rows: dict[str, list[dict]] = {s.name: [] for s in servers}
-                for i in range(pages + 1):  # the first page of a world warms each server (imports, caches): not counted
-                    for server in servers if i % 2 else servers[::-1]:
-                        traced = trace / f"{name}.json" if trace is not None and i == 1 and server.name == "this" else None
-                        row = open_once(browser, server, name, files[(server.name, name)], traced)
-                        if i:
-                            rows[server.name].append(row)
-                            print(f"{server.name} {name} page {i}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
-                        if traced is not None:
-                            for task in trace_summary(traced):
-                                print(f"  trace {name}: task {task['ms']} ms {task['parts']}", flush=True)
-                for tree, tree_rows in rows.items():
-                    fields = [k for k in tree_rows[0] if k != "load"]
-                    out[tree][name] = {k: _median([r[k] for r in tree_rows]) for k in fields}
-                    out[tree][name]["load"] = [round(min(r["load"] for r in tree_rows), 2), round(max(r["load"] for r in tree_rows), 2)]
-                    out[tree][name]["file_bytes"] = files[(tree, name)].stat().st_size
-        finally:
-            browser.close()
-            for server in servers:
-                server.stop()
+
+        def once(browser, server: ReplayServer, name: str, i: int) -> dict:
+            traced = trace / f"{name}.json" if trace is not None and i == 1 and server.name == "this" else None
+            row = open_once(browser, server, name, files[(server.name, name)], traced)
+            for task in trace_summary(traced) if traced is not None else []:
+                print(f"  trace {name}: task {task['ms']} ms {task['parts']}", flush=True)
+            return row
+
+        rows = alternate_pages(servers, worlds, pages, chromium, CHROMIUM_ARGS, once)
+    out: dict = {tree: {} for tree in trees}
+    for tree, by_world in rows.items():
+        for name, tree_rows in by_world.items():
+            fields = [k for k in tree_rows[0] if k != "load"]
+            out[tree][name] = {k: _median([r[k] for r in tree_rows]) for k in fields}
+            out[tree][name]["load"] = [round(min(r["load"] for r in tree_rows), 2), round(max(r["load"] for r in tree_rows), 2)]
+            out[tree][name]["file_bytes"] = files[(tree, name)].stat().st_size
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, default=3, help="opens per world and tree (after one warm-up each)")
-    ap.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
+    add_page_options(ap, list(WORLDS), pages=3, what="opens")
     ap.add_argument("--until", type=float, default=900.0, help="simulated seconds of each recording (as dashboard_worlds.py)")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--peer", default=None, help="also this git ref's tree, its pages alternating with ours")
     ap.add_argument("--trace", type=Path, default=None, help="a Chromium trace of one open per world (this tree) into this folder")
     ap.add_argument("--serve", nargs=2, metavar=("PORT", "STAMPS"), help=argparse.SUPPRESS)  # a tree's server process
     args = ap.parse_args()

@@ -30,7 +30,7 @@ from bokeh.plotting import figure
 
 from dashboard.controls import SectionControls
 from dashboard.feed import Feed, FramesSource
-from dashboard.liveplots import DASHES, PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
+from dashboard.liveplots import DASHES, PALETTE, TOOLS, Streamed, curves_hover, fit_x, fit_y, series_line, style_legend, time_figure
 from dashboard.messageline import display_style
 from dashboard.plothooks import _time_ticker, hms_js
 from dashboard.plots import PLOT_HEIGHT
@@ -111,6 +111,7 @@ class FunctionPlots:
         self.prefix, self.window = prefix, window
         self.staged = staged  # the lower plots a turn after the top row (False: all at once, for a caller that takes them)
         self.x_range = Range1d(0.0, 1.0)
+        self.ticker = _time_ticker()  # the five plots' time axes and grids share one ticker (as they share the x range)
         self.streams: dict[str, Streamed] = {}
         self.current: list[str] = []  # the run's functions, in the order first seen
         self._pending: list[pd.DataFrame] = []
@@ -209,12 +210,21 @@ class FunctionPlots:
         """The plots ``names`` of the run's functions, made and kept; their panes."""
         for name in names:
             title, ylabel, columns, log = FUNCTION_PLOTS[name]
-            fig = time_figure(f"{self.prefix}-{FIGURES[name]}", title, ylabel, self.x_range, log=log)
-            for i, f in enumerate(self.built):
-                for j, (col, suffix) in enumerate(columns):
-                    series_line(
-                        fig, self.streams[f].source, col, f"{f} {suffix}".strip(), PALETTE[i % len(PALETTE)], DASHES[j % len(DASHES)]
-                    )
+            fig = time_figure(f"{self.prefix}-{FIGURES[name]}", title, ylabel, self.x_range, log=log, ticker=self.ticker)
+            curves = [
+                series_line(
+                    fig,
+                    self.streams[f].source,
+                    col,
+                    f"{f} {suffix}".strip(),
+                    PALETTE[i % len(PALETTE)],
+                    DASHES[j % len(DASHES)],
+                    hover=False,
+                )
+                for i, f in enumerate(self.built)
+                for j, (col, suffix) in enumerate(columns)
+            ]
+            curves_hover(fig, curves)  # one hover per plot: a hover per curve was two models each (31 curves, 5 plots)
             style_legend(fig, ncols=len(columns) if len(columns) > 1 else 4)
             self.figures[name] = fig
         return [pn.pane.Bokeh(self.figures[name], sizing_mode="stretch_width", min_height=PLOT_HEIGHT) for name in names]

@@ -3,7 +3,8 @@
 Fed from the recorded tables only: the ``nodes`` table (``gpu_count``, ``gpu_model``) lays out the grid, each
 ``placements`` bind adds the pod's ``gpu_milli`` to the devices of its ``gpu_devices`` bit mask, each release or
 loss takes it away; so a live session, a finished run and a recording draw the same. Shown only when the
-cluster has GPUs. A numpy grid in one ``ColumnDataSource`` (named :data:`SOURCE_NAME`), replaced only when a
+cluster has GPUs; made on demand (the Replay tab), its figure is made only then (a recording of a cluster without GPUs
+pays for no hidden figure: ~50 models a page would build for nothing). A numpy grid in one ``ColumnDataSource`` (named :data:`SOURCE_NAME`), replaced only when a
 placement changed it; the hover names the node (and its GPU model) and the device under the mouse.
 """
 
@@ -52,19 +53,27 @@ def device_figure(source: ColumnDataSource, node_labels: CustomJSHover, name: st
 class GpuDeviceView:
     """GPU nodes x devices: the share of each device in use (empty: 0, whole: 1; cells past a node's devices are blank)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_demand: bool = False) -> None:
+        """``on_demand``: the figure is made when a cluster first has GPUs (the Replay tab, whose first drawing is held with
+        the tab's models); else at once, so that a live tab that only streams adds no model in a tick."""
         self.source = ColumnDataSource({"image": [], "x": [], "y": [], "dw": [], "dh": []}, name=SOURCE_NAME)
         self.hover_labels = CustomJSHover(args={"labels": []}, code="return labels[Math.floor(value)] ?? '';")
-        self.figure = device_figure(self.source, self.hover_labels)
+        self.figure: figure | None = None  # made with the first cluster that has GPUs (see :meth:`set_nodes`)
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        self.layout = pn.Column(
+        self.layout = pn.Column(visible=False, sizing_mode="stretch_width")
+        if not on_demand:
+            self._make_figure()
+        self.clear()
+
+    def _make_figure(self) -> figure:
+        """The figure and its heading, made once, when a cluster first has GPUs."""
+        self.figure = device_figure(self.source, self.hover_labels)
+        self.layout[:] = [
             pn.pane.Markdown("### GPU devices in use"),
             self.summary,
             pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", min_height=360),
-            visible=False,
-            sizing_mode="stretch_width",
-        )
-        self.clear()
+        ]
+        return self.figure
 
     def clear(self) -> None:
         self.rows: np.ndarray | None = None  # node position -> grid row (-1: no GPU)
@@ -86,6 +95,8 @@ class GpuDeviceView:
         self.used = np.where(np.arange(width)[None, :] < gpu["gpu_count"].to_numpy()[:, None], 0.0, np.nan)
         self.models = gpu["gpu_model"].astype(str).tolist()
         self.names = gpu["node"].astype(str).tolist() if "node" in gpu else [f"node {i}" for i in gpu["node_index"]]
+        if len(gpu) and self.figure is None:
+            self._make_figure()
         self.layout.visible = len(gpu) > 0
         self.changed = True
 
@@ -110,7 +121,7 @@ class GpuDeviceView:
 
     def render(self) -> None:
         """Replace the image's data if the grid changed (and the rows' names and ticks if the nodes did)."""
-        if self.changed and self.used.size:
+        if self.changed and self.used.size and self.figure is not None:
             n, width = self.used.shape
             labels = [f"{name} ({model})" for name, model in zip(self.names, self.models, strict=True)][::-1]  # bottom row first
             if self.hover_labels.args.get("labels") != labels:

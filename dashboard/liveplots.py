@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from bokeh.events import RangesUpdate
-from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, CustomJSTickFormatter, HoverTool, LegendItem, Range1d
+from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, CustomJSTickFormatter, GlyphRenderer, HoverTool, LegendItem, Range1d
 from bokeh.plotting import figure
 
 from dashboard.frames import SERIES_COLUMNS, WORKER_STATES
@@ -121,19 +121,59 @@ def _set(rng: Range1d, start: float, end: float) -> None:
         rng.update(start=start, end=end)
 
 
+def lean(renderer: GlyphRenderer) -> GlyphRenderer:
+    """``renderer`` without its own nonselection and muted glyphs: nothing on these plots selects or mutes a curve, and
+    "auto" (BokehJS derives them from the glyph) draws the same; two models fewer per curve for a page to build."""
+    renderer.update(nonselection_glyph="auto", muted_glyph="auto")
+    return renderer
+
+
+def hms_hover(fig: figure) -> CustomJSHover:
+    """The h:mm:ss formatter of ``fig``'s hovers: one model per figure, shared by its hover tools."""
+    for tool in fig.tools:
+        if isinstance(tool, HoverTool) and isinstance(tool.formatters, dict) and "@{time}" in tool.formatters:
+            return tool.formatters["@{time}"]
+    return CustomJSHover(code=hms_js("value"))
+
+
 def _hover(fig: figure, renderer, items: list[tuple[str, str]], vline: bool = True) -> None:
     fig.add_tools(
         HoverTool(
             renderers=[renderer],
             tooltips=[("time", "@{time}{custom}"), *items],
-            formatters={"@{time}": CustomJSHover(code=hms_js("value"))},
+            formatters={"@{time}": hms_hover(fig)},
             mode="vline" if vline else "mouse",
         )
     )
 
 
+#: One hover's tooltip for every curve of a plot: the rows BokehJS draws for ``[("time", ...), (name, value)]``, with the
+#: curve's name (``$name``) as the second label and its value under the mouse (``$snap_y``) in the given format.
+CURVE_TOOLTIP = (
+    '<div style="display: table; border-spacing: 2px">'
+    '<div style="display: table-row"><div style="display: table-cell" class="bk-tooltip-row-label">time: </div>'
+    '<div style="display: table-cell" class="bk-tooltip-row-value">@{time}{custom}</div></div>'
+    '<div style="display: table-row"><div style="display: table-cell" class="bk-tooltip-row-label">$name: </div>'
+    '<div style="display: table-cell" class="bk-tooltip-row-value">$snap_y{DIGITS}</div></div></div>'
+)
+
+
+def curves_hover(fig: figure, renderers: Sequence[GlyphRenderer], digits: str = "0.[000]") -> None:
+    """One hover tool for the time curves ``renderers`` of ``fig``: a tooltip per curve under the mouse with the time, the
+    curve's name and its value, as a hover per curve showed (which cost a hover tool and a formatter per curve)."""
+    if renderers:
+        fig.add_tools(
+            HoverTool(
+                renderers=list(renderers),
+                tooltips=CURVE_TOOLTIP.replace("DIGITS", digits),
+                formatters={"@{time}": hms_hover(fig)},
+                mode="vline",
+            )
+        )
+
+
 def _line(fig, source, y: str, label: str, color: str, dash: str = "solid", width: float = 2.0, hover: list[str] | None = None):
-    r = fig.line("time", y, source=source, color=color, line_dash=dash, line_width=width, legend_label=label)
+    r = lean(fig.line("time", y, source=source, color=color, line_dash=dash, line_width=width, legend_label=label))
     shown = [y] + [c for c in (hover or []) if c != y]
     _hover(fig, r, [(c.replace("_", " "), f"@{{{c}}}{{0.[00]}}") for c in shown])
     return r
@@ -152,10 +192,12 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
         return ["queue_length"]
     if name == "time_left":
         band = color if run != "live" else "#1a9850"
-        fig.varea("time", "band_low", "band_high", source=source, color=band, alpha=0.15, legend_label="band" + s)
+        lean(fig.varea("time", "band_low", "band_high", source=source, color=band, alpha=0.15, legend_label="band" + s))
         _line(fig, source, "time_left_shown", "time_left" + s, color, dash, hover=["time_left", "band_low", "band_high"])
-        capped = fig.scatter(
-            "time", "time_left_clipped", source=source, color=color, marker="triangle", size=7, legend_label="off the scale" + s
+        capped = lean(
+            fig.scatter(
+                "time", "time_left_clipped", source=source, color=color, marker="triangle", size=7, legend_label="off the scale" + s
+            )
         )
         _hover(fig, capped, [("time_left", "@{time_left}{0.[0]} s")], vline=False)
         return ["time_left_shown", "band_low", "band_high"]
@@ -165,7 +207,9 @@ def _body(name: str, fig: figure, source: ColumnDataSource, run: str) -> list[st
             return ["workers_active"]
         for i, state in enumerate(WORKER_STATES):
             label = state.removeprefix("workers_").replace("_", " ")
-            fig.varea("time", f"stack_{i}", f"stack_{i + 1}", source=source, color=WORKER_COLORS[state], alpha=0.85, legend_label=label)
+            lean(
+                fig.varea("time", f"stack_{i}", f"stack_{i + 1}", source=source, color=WORKER_COLORS[state], alpha=0.85, legend_label=label)
+            )
         _line(fig, source, "workers_total", "total", "#8c8c8c", width=1.5, hover=list(WORKER_STATES))
         return ["stack_0", f"stack_{len(WORKER_STATES)}", "workers_total"]
     if name == "rates":
@@ -192,18 +236,19 @@ def live_figures(sources: Mapping[str, Sources], faults: Sources, prefix: str) -
     split = any(isinstance(s, Mapping) for s in sources.values())
     shared = Range1d(0.0, 1.0)  # one source for every group (a recording drawn whole): one x range for all six
     x_ranges = {group: Range1d(0.0, 1.0) if split else shared for group in GROUPS}
+    tickers = {group: _time_ticker() for group in GROUPS} if split else dict.fromkeys(GROUPS, _time_ticker())  # one per x range
     figures, y_columns, fault_items = {}, {}, []
     for name in TIME_PLOTS:
         spec = TIME_PLOTS[name]
-        fig = time_figure(f"{prefix}-{name}", spec.title, spec.ylabel, x_ranges[spec.group])
+        fig = time_figure(f"{prefix}-{name}", spec.title, spec.ylabel, x_ranges[spec.group], ticker=tickers[spec.group])
         cols: list[str] = []
         for run, source in sources.items():
             cols += _body(name, fig, of_group(source, spec.group), run)
         marks = of_group(faults, spec.group)
-        spans = fig.vspan(x="time", source=marks, line_color=FAULT_COLOR, line_dash="dashed", line_width=1.2, line_alpha=0.8)
+        spans = lean(fig.vspan(x="time", source=marks, line_color=FAULT_COLOR, line_dash="dashed", line_width=1.2, line_alpha=0.8))
         marked = [spans]
         if name == "queue":  # one plot names the faults on hover (a marker per plot would cost a glyph and a hover each)
-            feet = fig.scatter("time", "y", source=marks, color=FAULT_COLOR, marker="inverted_triangle", size=10)
+            feet = lean(fig.scatter("time", "y", source=marks, color=FAULT_COLOR, marker="inverted_triangle", size=10))
             _hover(fig, feet, [("fault", "@{fault}")], vline=False)
             marked.append(feet)
         fig.xgrid.visible = False  # the y grid and the time axis's ticks stay; a grid renderer is a forced style recalc per paint
@@ -295,8 +340,11 @@ class Streamed:
         return len(self.source.data[self.columns[0]])
 
 
-def time_figure(name: str, title: str, ylabel: str, x_range: Range1d, log: bool = False, height: int = PLOT_HEIGHT) -> figure:
-    """An empty time plot named ``name`` on the shared ``x_range`` (h:mm:ss ticks), its y range set by :func:`fit_y`."""
+def time_figure(
+    name: str, title: str, ylabel: str, x_range: Range1d, log: bool = False, height: int = PLOT_HEIGHT, ticker: Any = None
+) -> figure:
+    """An empty time plot named ``name`` on the shared ``x_range`` (h:mm:ss ticks), its y range set by :func:`fit_y`;
+    ``ticker``: the time ticker of the plots on that range (one model for all of them; a new one if not given)."""
     fig = figure(
         name=name,
         title=title,
@@ -314,7 +362,7 @@ def time_figure(name: str, title: str, ylabel: str, x_range: Range1d, log: bool 
     )
     fig.toolbar.autohide = True
     fig.xaxis.formatter = CustomJSTickFormatter(code=hms_js("tick"))
-    fig.xaxis.ticker = fig.xgrid.ticker = _time_ticker()
+    fig.xaxis.ticker = fig.xgrid.ticker = ticker if ticker is not None else _time_ticker()
     return fig
 
 
@@ -327,10 +375,21 @@ def style_legend(fig: figure, ncols: int = 4) -> None:
 
 
 def series_line(
-    fig: figure, source: ColumnDataSource, y: str, label: str, color: str, dash: str = "solid", x: str = "time", digits: str = "0.[000]"
+    fig: figure,
+    source: ColumnDataSource,
+    y: str,
+    label: str,
+    color: str,
+    dash: str = "solid",
+    x: str = "time",
+    digits: str = "0.[000]",
+    hover: bool = True,
 ):
-    """A line of column ``y`` of ``source`` with its own hover (the time, or ``x``, and the value under the mouse)."""
-    r = fig.line(x, y, source=source, color=color, line_dash=dash, line_width=2.0, legend_label=label, name=label)
+    """A line of column ``y`` of ``source`` with its own hover (the time, or ``x``, and the value under the mouse), or
+    none (``hover=False``: the caller gives the plot's curves one, :func:`curves_hover`)."""
+    r = lean(fig.line(x, y, source=source, color=color, line_dash=dash, line_width=2.0, legend_label=label, name=label))
+    if not hover:
+        return r
     if x == "time":
         _hover(fig, r, [(label, f"@{{{y}}}{{{digits}}}")])
     else:

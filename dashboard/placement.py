@@ -239,12 +239,12 @@ class PlacementTab(TabBase, pn.viewable.Viewer):
 
     tables = ("nodes", "placements", "breakdowns")
 
-    def __init__(self, span: float = WINDOW * 5.0, prefix: str | None = None):
+    def __init__(self, span: float = WINDOW * 5.0, prefix: str | None = None, gpu_on_demand: bool = False):
         super().__init__()
         named = f"{prefix}-" if prefix else ""  # the live tab's figures keep their plain names
         self.placement = PlacementView(span, figure=f"{named}placement-heatmap")
         self.scores = ScoreView(figure=f"{named}score-heatmap")
-        self.gpu = GpuDeviceView()  # per-device GPU use, shown when the cluster has GPUs
+        self.gpu = GpuDeviceView(on_demand=gpu_on_demand)  # per-device GPU use, shown when the cluster has GPUs
         self._layout = pn.Column(self.placement, self.gpu.layout, self.scores, sizing_mode="stretch_width")
 
     def push(self, new: dict[str, pd.DataFrame], now: float) -> None:

@@ -21,7 +21,8 @@ from bokeh.plotting import figure
 from dashboard import plots
 from dashboard.context import AppContext
 from dashboard.gpu import GpuDeviceView
-from dashboard.liveplots import PALETTE, TOOLS, Streamed, fit_x, fit_y, series_line, style_legend, time_figure
+from dashboard.liveplots import PALETTE, TOOLS, Streamed, curves_hover, fit_x, fit_y, series_line, style_legend, time_figure
+from dashboard.plothooks import _time_ticker
 from dashboard.tabs import TabBase
 from dashboard.turns import after_this_turn
 from dashboard.worldplots import DASHES
@@ -58,11 +59,15 @@ class PodPlots:
         self.curve = Streamed(FGD_COLUMNS, window)
         self.x_range = Range1d(0.0, 1.0)
         self.figures: dict[str, figure] = {}
+        ticker = _time_ticker()  # the declared plots' time axes share one ticker (as they share the x range)
         for spec in specs:
-            fig = time_figure(f"{prefix}-{spec.name}", spec.title, spec.ylabel, self.x_range)
+            fig = time_figure(f"{prefix}-{spec.name}", spec.title, spec.ylabel, self.x_range, ticker=ticker)
             digits = "0" if spec.fmt == "d" else "0.[000]"
-            for i, (col, label) in enumerate(spec.columns):
-                series_line(fig, self.samples.source, col, label, PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)], digits=digits)
+            curves = [
+                series_line(fig, self.samples.source, col, label, PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)], hover=False)
+                for i, (col, label) in enumerate(spec.columns)
+            ]
+            curves_hover(fig, curves, digits)  # one hover per plot (a hover per curve was two models each)
             style_legend(fig)
             self.figures[spec.name] = fig
         fgd = figure(

@@ -97,7 +97,7 @@ class ReplayTab(TabBase, pn.viewable.Viewer):
         self.kpi_row.pane.css_classes = ["replay-kpis"]
         self.series = SeriesAt(REPLAY_PREFIX, WINDOW)
         self.events = EventLog()
-        self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX)
+        self.placement_tab = PlacementTab(prefix=REPLAY_PREFIX, gpu_on_demand=True)  # no GPU figure for a cluster without
         self.placement, self.scores = self.placement_tab.placement, self.placement_tab.scores
         self.view = recording_view_default()
         self.tracker = KpiTracker(self.view)

@@ -86,3 +86,40 @@ def test_functions_tab_draws_every_plot_and_a_slider_bounds_a_deployment_live(se
     assert len(after) and (after.replicas_running + after.replicas_starting + after.replicas_pending).max() <= 3
     errors = [m.text for m in messages if m.type == "error"]
     assert not errors, errors
+
+
+def test_one_hover_per_plot_names_each_curve_under_the_mouse_and_its_value(page, tmp_path, artifacts):
+    """A plot's one hover (``liveplots.curves_hover``) shows, per curve under the mouse, the time and the curve's name and
+    value, as a hover per curve did."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    from dashboard.functions import FunctionPlots
+    from engine import Simulation
+
+    plots = FunctionPlots("fn", staged=False)
+    plots.push(Simulation("faas-basic").advance(300).frame("function_samples"))
+    plots.flush()
+    fig = plots.figures["requests"]
+    fig.update(width=900, height=400, sizing_mode="fixed")
+    html = tmp_path / "requests.html"
+    html.write_text(file_html(fig, INLINE, "requests"))
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "ERR_FILE_NOT_FOUND" not in m.text else None)  # no favicon
+    page.set_viewport_size({"width": 1000, "height": 600})
+    page.goto(html.as_uri())
+    canvas = page.locator(".bk-Canvas").first
+    expect(canvas).to_be_visible(timeout=GUARD_MS)
+    box = canvas.bounding_box()
+    tip = page.locator(".bk-Tooltip .bk-tooltip-content").first
+    for fraction in (0.5, 0.6, 0.7, 0.4):  # the middle of the run: every function has a sample there
+        page.mouse.move(box["x"] + box["width"] * fraction, box["y"] + box["height"] * 0.5)
+        if tip.is_visible():
+            break
+    expect(tip).to_contain_text("time:", timeout=GUARD_MS)
+    text = " ".join(page.locator(".bk-Tooltip .bk-tooltip-content").all_inner_texts())
+    names = [r.name for r in fig.renderers]
+    assert any(f"{name}:" in text for name in names), text  # a curve's name as the label, its value beside it
+    assert "NaN" not in text and "$" not in text and "???" not in text, text
+    page.screenshot(path=str(artifacts / "functions-one-hover.png"))
+    assert not errors, errors

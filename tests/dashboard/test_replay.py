@@ -13,7 +13,7 @@ from dashboard.frames import NodeLayout, cut, latest_decision, placement_deltas,
 from dashboard.recordings import kpis_at
 from dashboard.replay import is_session_file
 from dashboard.ui import Dashboard
-from engine import InputError, Simulation, load_recording
+from engine import InputError, Scenario, Simulation, load_recording, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EDGE = ROOT / "data" / "recordings" / "edge-reweighted.scalelab"
@@ -225,3 +225,50 @@ def test_a_branch_that_would_hold_the_server_for_minutes_is_refused_in_one_line(
     d.recordings.branch(rec, 900.0)
     assert d.message.object.startswith("Branch not made: edge-reweighted.scalelab: re-simulating it up to 0:15:00 would take ~")
     assert d.session.sim is live and d.session.branched_from is None and d.active_tab == "Replay"
+
+
+def test_a_replay_makes_the_gpu_figure_only_for_a_cluster_with_gpus(dashboard, tmp_path):
+    from bokeh.document import Document
+
+    d = dashboard
+    doc = Document()
+    doc.add_root(d.__panel__().get_root(doc))
+    cpu_nodes = tmp_path / "cpu.csv"  # a cluster of two nodes without GPUs
+    pd.DataFrame({"sn": ["x", "y"], "cpu_milli": [64000] * 2, "memory_mib": [65536] * 2, "gpu": [0, 0]}).to_csv(cpu_nodes, index=False)
+    no_gpu = load_scenario("default").to_dict()
+    no_gpu["cluster"] = {"topology": "openb", "openb_file": str(cpu_nodes)}
+    path = Simulation(Scenario.from_dict(no_gpu), seed=1).advance(300).record(tmp_path / "vm.scalelab")
+    upload(d, path)
+    gpu = d.recordings.replay_tab.placement_tab.gpu
+    assert d.active_tab == "Replay" and gpu.figure is None and not gpu.layout.visible
+    assert doc.select_one({"name": "gpu-device-heatmap"}) is None  # no hidden figure for the page to build
+    placed = doc.select_one({"name": "rp-placement-heatmap"})
+    assert placed is not None and len(next(iter(d.recordings.replay_tab.placement.heat.image.data.values())))
+    path = Simulation("openb-fgd").advance(300).record(tmp_path / "pod.scalelab")
+    upload(d, path)
+    assert gpu.figure is not None and gpu.layout.visible and np.isfinite(gpu.used).any()
+    assert len(gpu.source.data["image"]) == 1 and doc.select_one({"name": "gpu-device-heatmap"}) is gpu.figure
+
+
+def test_a_functions_replay_draws_its_five_plots_with_data_and_one_hover_per_plot(tmp_path):
+    from bokeh.models import GlyphRenderer, HoverTool
+
+    from dashboard.functions import FIGURES
+
+    d = Dashboard("faas-basic")
+    try:
+        sim = Simulation("faas-basic").advance(300)
+        upload(d, sim.record(tmp_path / "fn.scalelab"))
+        series = d.recordings.replay_tab.series
+        assert list(series.figures) == list(FIGURES)
+        functions = set(sim.frame("function_samples")["function"].astype(str))
+        for name, fig in series.figures.items():
+            curves = [r for r in fig.renderers if isinstance(r, GlyphRenderer)]
+            assert curves and all(len(r.data_source.data["time"]) for r in curves), name  # every curve has data
+            assert {r.name.split(" ")[0] for r in curves} == functions, name
+            assert all(r.nonselection_glyph == "auto" and r.muted_glyph == "auto" for r in curves)
+            (hover,) = fig.select(HoverTool)  # one hover names each curve under the mouse and its value
+            assert set(hover.renderers) == set(curves) and "$name" in hover.tooltips and "$snap_y" in hover.tooltips
+            assert "@{time}" in hover.formatters
+    finally:
+        d.stop()
