@@ -36,13 +36,14 @@ test: setup kube-real
 test-fast: setup
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow and not kube_real"
 
-## The browser tests, one file at a time, with two CPU-bound processes beside them (a busy machine): they must still pass
+## The browser tests, one file at a time, with two CPU-bound processes beside them (a busy machine): they must still pass.
+## A test's hang guard (pytest-timeout, 600 s) is tripled here: on a busy machine a long browser test is slow, not hung.
 test-busy: setup
 	@scripts/ensure-chromium.sh
 	@$(PY) -c "while True: pass" & h1=$$!; $(PY) -c "while True: pass" & h2=$$!; \
 	trap 'kill $$h1 $$h2' EXIT; status=0; \
 	for f in tests/dashboard/*browser*.py tests/dashboard/test_smoke_serve.py; do \
-	  $(PY) -m pytest -p no:cacheprovider -q $$f || status=1; \
+	  $(PY) -m pytest -p no:cacheprovider -q -o timeout=1800 $$f || status=1; \
 	done; exit $$status
 
 lint: setup
