@@ -211,12 +211,14 @@ class HybridHistogramKeepAlive:
         """The next idle time (minutes) from an AR(1) fit of ``log(1 + idle)`` over the recent ones; None with fewer than 3."""
         if len(self.recent) < 3:
             return None
-        x = np.log1p(np.fromiter(self.recent, dtype=float))
+        # libm per value and numpy's fixed-order sums, not a vectorised log1p or BLAS's dot product: both pick their
+        # kernel by CPU, and a last-bit change would move a keep-alive window on another machine
+        x = np.array([math.log1p(v) for v in self.recent])
         mean = x.mean()
         before, after = x[:-1] - mean, x[1:] - mean
-        spread = float(before @ before)
-        phi = float(np.clip(before @ after / spread, -1.0, 1.0)) if spread > 0 else 0.0
-        return float(np.expm1(mean + phi * (x[-1] - mean)))
+        spread = float(np.sum(before * before))
+        phi = min(max(float(np.sum(before * after)) / spread, -1.0), 1.0) if spread > 0 else 0.0
+        return math.expm1(mean + phi * (x[-1] - mean))
 
     @property
     def cv(self) -> float:

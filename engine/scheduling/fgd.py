@@ -25,6 +25,8 @@ Scores are cached per pod shape and recomputed only for nodes whose resources ch
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.cluster.fragmentation import fragmentation_scaled
@@ -90,7 +92,9 @@ class FgdPolicy(GpuPolicy):
             d[finite] /= tracker.target.total  # milli-GPU
             s = d.copy()
             if not ctx.exact:
-                s[finite] = np.trunc(MAX_SCORE / (1.0 + np.exp(-d[finite] / 1000.0)))
+                # libm's exp per value: numpy's vectorised exp picks its kernel by CPU (AVX-512 or not) and can
+                # differ in the last bit, which would move a truncated score on another machine
+                s[finite] = [math.trunc(MAX_SCORE / (1.0 + math.exp(-v / 1000.0))) for v in d[finite].tolist()]
             device = s.argmax(axis=1)  # the first device with the best score
             rows = np.arange(len(stale))
             deltas[stale], scores[stale], best[stale] = d[rows, device], s[rows, device], device
