@@ -106,3 +106,31 @@ def test_a_closed_tabs_late_message_is_one_info_line_without_its_content(caplog)
     assert records[0] == (logging.INFO, LATE_MESSAGE)
     assert records[1][0] == logging.ERROR and "a defect of ours" in records[1][1]
     assert all("UPLOADED-BYTES" not in r.getMessage() for r in caplog.records)
+
+
+def test_a_tabs_socket_closed_after_its_session_was_released_is_one_info_line(caplog):
+    """The page asks for its session to be released when the tab closes; at load the socket's close can be handled
+    after that, and Bokeh's ``on_close`` asks the detached connection for its session: Tornado logs "Uncaught exception
+    GET /ws" with the ``AssertionError`` (seen in ``make test-busy`` at load ~10). Any other uncaught error stays one."""
+    from bokeh.server.connection import ServerConnection
+
+    from dashboard.serverlog import LATE_CLOSE, quiet_closed_sockets
+
+    quiet_closed_sockets()
+    quiet_closed_sockets()
+    logger = logging.getLogger("tornado.application")
+    assert sum(type(f).__name__ == "LateCloseFilter" for f in logger.filters) == 1
+    caplog.set_level(logging.INFO)
+    detached = ServerConnection.__new__(ServerConnection)  # as Bokeh leaves it after detach_session()
+    detached._session = None
+    try:
+        detached.session.notify_connection_lost()
+    except AssertionError:
+        logger.error("Uncaught exception GET /ws (127.0.0.1)\nHTTPServerRequest(uri='/ws')", exc_info=True)
+    try:
+        raise AssertionError("a defect of ours")
+    except AssertionError:
+        logger.error("Uncaught exception GET / (127.0.0.1)", exc_info=True)
+    records = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records if r.name == logger.name]
+    assert records[0] == (logging.INFO, LATE_CLOSE, None)
+    assert records[1][0] == logging.ERROR and records[1][2] is not None
