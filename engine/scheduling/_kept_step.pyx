@@ -19,6 +19,69 @@ cdef extern from *:
     const char* KEPT_STEP_SOURCE_SHA256
 SOURCE_SHA256 = KEPT_STEP_SOURCE_SHA256.decode("ascii")
 
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <string.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* min and max of row over the nodes ok marks (bools): 1, 0 when none passes, -1 when a passing value is NaN.
+       SSE2: four nodes a step, a node that fails counted as +inf for the min and -inf for the max (exact: a min or a
+       max of doubles is one of them, whatever the order). */
+    static int kept_row_bounds(const double* row, const char* ok, Py_ssize_t n, double* lo, double* hi) {
+        Py_ssize_t i = 0, k;
+        double l = INFINITY, h = -INFINITY, v;
+        int any = 0, nan = 0;
+    #if defined(__SSE2__)
+        const __m128d up = _mm_set1_pd(INFINITY), down = _mm_set1_pd(-INFINITY);
+        __m128d l0 = up, l1 = up, h0 = down, h1 = down, bad = _mm_setzero_pd();
+        __m128i seen = _mm_setzero_si128();
+        double lanes[4];
+        for (; i + 4 <= n; i += 4) {
+            int bytes;
+            memcpy(&bytes, ok + i, 4);
+            __m128i b = _mm_cvtsi32_si128(bytes);
+            b = _mm_unpacklo_epi8(b, b);
+            b = _mm_unpacklo_epi16(b, b);
+            b = _mm_cmpgt_epi32(b, _mm_setzero_si128());  /* a 32-bit lane of ones per passing node */
+            __m128d k0 = _mm_castsi128_pd(_mm_unpacklo_epi32(b, b)), k1 = _mm_castsi128_pd(_mm_unpackhi_epi32(b, b));
+            __m128d x0 = _mm_loadu_pd(row + i), x1 = _mm_loadu_pd(row + i + 2);
+            bad = _mm_or_pd(bad, _mm_or_pd(_mm_and_pd(k0, _mm_cmpunord_pd(x0, x0)), _mm_and_pd(k1, _mm_cmpunord_pd(x1, x1))));
+            l0 = _mm_min_pd(l0, _mm_or_pd(_mm_and_pd(k0, x0), _mm_andnot_pd(k0, up)));
+            l1 = _mm_min_pd(l1, _mm_or_pd(_mm_and_pd(k1, x1), _mm_andnot_pd(k1, up)));
+            h0 = _mm_max_pd(h0, _mm_or_pd(_mm_and_pd(k0, x0), _mm_andnot_pd(k0, down)));
+            h1 = _mm_max_pd(h1, _mm_or_pd(_mm_and_pd(k1, x1), _mm_andnot_pd(k1, down)));
+            seen = _mm_or_si128(seen, b);
+        }
+        nan = _mm_movemask_pd(bad) != 0;
+        any = _mm_movemask_epi8(seen) != 0;
+        _mm_storeu_pd(lanes, l0);
+        _mm_storeu_pd(lanes + 2, l1);
+        for (k = 0; k < 4; k++)
+            l = lanes[k] < l ? lanes[k] : l;
+        _mm_storeu_pd(lanes, h0);
+        _mm_storeu_pd(lanes + 2, h1);
+        for (k = 0; k < 4; k++)
+            h = lanes[k] > h ? lanes[k] : h;
+    #endif
+        for (; i < n; i++) {
+            if (!ok[i])
+                continue;
+            v = row[i];
+            any = 1;
+            if (v != v)
+                nan = 1;
+            l = v < l ? v : l;
+            h = v > h ? v : h;
+        }
+        *lo = l;
+        *hi = h;
+        return nan ? -1 : any;
+    }
+    """
+    int kept_row_bounds(const double* row, const char* ok, Py_ssize_t n, double* lo, double* hi) noexcept nogil
+
 
 def feasible_nodes(schedulable, fits, no_storage, passes, Py_ssize_t start):
     """The filter of a pod whose fit mask is kept (the numpy step on large clusters), in one pass: ``passes`` (bool,
@@ -132,3 +195,26 @@ def latency_at(row, double lo, double hi, nodes, scores):
             out[i] = trunc(score)
     finally:
         _release(&views)
+
+
+
+def row_bounds(row, passes):
+    """(min, max) of ``row`` (float64) over the nodes ``passes`` marks (at least one): what ``row[passes]``'s ``min()``
+    and ``max()`` give, without the gather. None when one of those values is NaN (numpy's handling then decides)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(passes)
+    cdef double lo, hi
+    cdef int found
+    cdef const char* ok
+    cdef const double* seconds
+    try:
+        ok = <const char*>_column(&views, passes, n, 1, b"?", False)
+        seconds = <const double*>_column(&views, row, n, 8, b"d", False)
+        with nogil:
+            found = kept_row_bounds(seconds, ok, n, &lo, &hi)
+    finally:
+        _release(&views)
+    if found == 0:
+        raise ValueError("no node passes")
+    return None if found < 0 else (lo, hi)

@@ -72,12 +72,22 @@ class SkippyStep:
             self.balance.columns.patch = self._patch_balance
         if self.kept is not None:
             self.images.patch_scores = self.kept.latency_at
+            self.images.pull_at = self._pull_at
+            self.images.bounds_over = self.kept.row_bounds
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
 
     def _patch_balance(self, cluster: Cluster, shape: tuple[int, int], balance: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, None, balance)
+
+    def _pull_at(self, cluster: Cluster, images: tuple[int, ...], row: np.ndarray, nodes: list[int]) -> bool:
+        """An image tuple's kept pull seconds written at ``nodes`` in one compiled call (False: too many images)."""
+        if len(images) > MAX_IMAGES:
+            return False
+        entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in images]
+        self.kernel.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, row, nodes)
+        return True
 
     def prepare(self, cluster: Cluster) -> None:
         """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
