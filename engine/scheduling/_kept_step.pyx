@@ -10,7 +10,8 @@ pull-second scores where nodes pulled an image. The column buffers are read thro
 """
 
 from libc.math cimport INFINITY, trunc
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy
 
 from engine.scheduling._skippy_step cimport Views, _column, _release
 
@@ -218,3 +219,80 @@ def row_bounds(row, passes):
     if found == 0:
         raise ValueError("no node passes")
     return None if found < 0 else (lo, hi)
+
+
+def static_extremes(values, Py_ssize_t walk, second=None, out=None):
+    """The first ``walk`` nodes holding the smallest and the largest of ``values`` (float64), as
+    :meth:`~engine.scheduling.static_column.StaticColumn.find_extremes` finds them: (lowest, highest) lists. With
+    ``second`` (float64), the values are a data-item pair's ``(0.0 + values) + second`` (Python's sum of the two
+    columns, the same IEEE steps), written into ``out`` first. None when a value is NaN (numpy's handling then)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(values), i
+    cdef const double* a
+    cdef const double* b = NULL
+    cdef double* v
+    cdef double lo = INFINITY, hi = -INFINITY, x
+    cdef bint nan = False
+    lowest, highest = [], []
+    if n == 0 or walk < 1:
+        raise ValueError("a column of at least one node and a walk of at least one node")
+    try:
+        a = <const double*>_column(&views, values, n, 8, b"d", False)
+        if second is not None:
+            b = <const double*>_column(&views, second, n, 8, b"d", False)
+            v = <double*>_column(&views, out, n, 8, b"d", True)
+        with nogil:
+            if b != NULL:
+                for i in range(n):
+                    v[i] = (0.0 + a[i]) + b[i]
+                a = v
+            for i in range(n):
+                x = a[i]
+                nan = nan | (x != x)
+                lo = x if x < lo else lo
+                hi = x if x > hi else hi
+        if not nan:
+            for i in range(n):
+                x = a[i]
+                if x == lo and len(lowest) < walk:
+                    lowest.append(i)
+                if x == hi and len(highest) < walk:
+                    highest.append(i)
+                    if len(lowest) == walk and len(highest) == walk:
+                        break
+                elif len(lowest) == walk and len(highest) == walk:
+                    break
+    finally:
+        _release(&views)
+    return None if nan else (lowest, highest)
+
+
+def min_max_scores(values, double lo, double hi, bint inverse, out):
+    """Skippy's min-max scores of ``values`` (float64) into ``out``, as :func:`~engine.scheduling.base.skippy_min_max`
+    computes them (lo != hi): trunc(((v - hi) / (lo - hi)) * 10) (``inverse``) or trunc(((v - lo) / (hi - lo)) * 10),
+    each once per run of equal bits (neighbouring nodes are alike; the same input gives the same result)."""
+    cdef Views views
+    views.count = 0
+    cdef Py_ssize_t n = len(values), i
+    cdef const double* v
+    cdef double* score
+    cdef double base = hi if inverse else lo, span = (lo - hi) if inverse else (hi - lo), s = 0.0
+    cdef uint64_t bits, last = 0
+    cdef bint have = False
+    try:
+        v = <const double*>_column(&views, values, n, 8, b"d", False)
+        score = <double*>_column(&views, out, n, 8, b"d", True)
+        with nogil:
+            for i in range(n):
+                memcpy(&bits, &v[i], 8)
+                if not have or bits != last:  # the same bits give the same score
+                    s = v[i] - base
+                    s = s / span
+                    s = s * 10.0
+                    s = trunc(s)
+                    last, have = bits, True
+                score[i] = s
+    finally:
+        _release(&views)
+    return out

@@ -74,6 +74,7 @@ class SkippyStep:
             self.images.patch_scores = self.kept.latency_at
             self.images.pull_at = self._pull_at
             self.images.bounds_over = self.kept.row_bounds
+            self.data.pair = self.kept.static_extremes
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
@@ -170,7 +171,8 @@ class SkippyStep:
         nothing = zero_scores(n)
         locality = nothing if edge is None else edge[:]  # the general path hands out a view
         data = self.data.column(cluster, pod)
-        data_raw, data_score = (nothing, nothing) if data is None else (data.values, data.skippy_scores(passes, inverse=True))
+        fill = None if kernel is None else kernel.min_max_scores
+        data_raw, data_score = (nothing, nothing) if data is None else (data.values, data.skippy_scores(passes, True, fill))
         capability = self.capability.column(cluster, pod)
         capability_raw, capability_score = (
             (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
