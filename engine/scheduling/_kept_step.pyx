@@ -176,28 +176,43 @@ def first_best(passes, Py_ssize_t start, balance, image, locality, data, capabil
 
 def latency_at(row, double lo, double hi, nodes, scores):
     """LatencyAwareImageLocality's trunc(((hi + lo) - t) * 10 / hi) of the pull seconds ``row`` written into ``scores``
-    (float64) at ``nodes`` (a list of positions): a kept row's scores patched where nodes pulled the image."""
+    (float64) at ``nodes`` (a list of positions): a kept row's scores patched where nodes pulled the image. ``nodes``
+    None: at every node, each score computed once per run of equal bits (a row holds a few values in long runs)."""
     cdef Views views
     views.count = 0
     cdef Py_ssize_t n = len(row), i
     cdef const double* seconds
     cdef double* out
-    cdef double score
+    cdef double score = 0.0
+    cdef uint64_t bits, last = 0
+    cdef bint have = False
     try:
         seconds = <const double*>_column(&views, row, n, 8, b"d", False)
         out = <double*>_column(&views, scores, n, 8, b"d", True)
+        if nodes is None:
+            with nogil:
+                for i in range(n):
+                    memcpy(&bits, &seconds[i], 8)
+                    if not have or bits != last:
+                        score = _latency(seconds[i], lo, hi)
+                        last, have = bits, True
+                    out[i] = score
+            return scores
         for node in nodes:
             i = node
             if not 0 <= i < n:
                 raise ValueError(f"node {i} is not one of {n}")
-            score = (hi + lo) - seconds[i]
-            score = score * 10.0
-            score = score / hi
-            out[i] = trunc(score)
+            out[i] = _latency(seconds[i], lo, hi)
     finally:
         _release(&views)
+    return scores
 
 
+cdef inline double _latency(double t, double lo, double hi) noexcept nogil:
+    cdef double score = (hi + lo) - t
+    score = score * 10.0
+    score = score / hi
+    return trunc(score)
 
 def row_bounds(row, passes):
     """(min, max) of ``row`` (float64) over the nodes ``passes`` marks (at least one): what ``row[passes]``'s ``min()``
@@ -234,7 +249,7 @@ def static_extremes(values, Py_ssize_t walk, second=None, out=None):
     cdef double* v
     cdef double lo = INFINITY, hi = -INFINITY, x
     cdef bint nan = False
-    lowest, highest = [], []
+    cdef list lowest = [], highest = []
     if n == 0 or walk < 1:
         raise ValueError("a column of at least one node and a walk of at least one node")
     try:
@@ -243,15 +258,16 @@ def static_extremes(values, Py_ssize_t walk, second=None, out=None):
             b = <const double*>_column(&views, second, n, 8, b"d", False)
             v = <double*>_column(&views, out, n, 8, b"d", True)
         with nogil:
-            if b != NULL:
-                for i in range(n):
-                    v[i] = (0.0 + a[i]) + b[i]
-                a = v
             for i in range(n):
                 x = a[i]
+                if b != NULL:
+                    x = (0.0 + x) + b[i]
+                    v[i] = x
                 nan = nan | (x != x)
                 lo = x if x < lo else lo
                 hi = x if x > hi else hi
+            if b != NULL:
+                a = v
         if not nan:
             for i in range(n):
                 x = a[i]

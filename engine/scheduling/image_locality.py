@@ -144,7 +144,8 @@ class PullSeconds:
 
     def scores(self, bounds: tuple[float, float], patch=None) -> np.ndarray:
         """Skippy's scores of :attr:`row` with these bounds: the last ones again if nothing changed, patched at the newest
-        pulls if only those did (``patch(row, lo, hi, nodes, scores)``: in one call, else with numpy)."""
+        pulls if only those did (``patch(row, lo, hi, nodes, scores)``: in one call, else with numpy), else new
+        (``patch(row, lo, hi, None, out)``: every node in one call)."""
         kept, row = self._scores, self.row
         if kept is not None and kept[1] == bounds:
             if kept[0] == self._version:
@@ -161,7 +162,8 @@ class PullSeconds:
                 else:
                     score[new] = latency_scores(row[new], *bounds)
                 return self._keep(bounds, score)
-        return self._keep(bounds, latency_scores(row, *bounds))
+        fresh = latency_scores(row, *bounds) if patch is None else patch(row, *bounds, None, np.empty(len(row)))
+        return self._keep(bounds, fresh)
 
     def _keep(self, bounds: tuple[float, float], scores: np.ndarray) -> np.ndarray:
         scores.flags.writeable = False

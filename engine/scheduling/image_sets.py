@@ -78,7 +78,8 @@ class ImageSetSeconds:
 
     def scores(self, bounds: tuple, make, patch=None) -> np.ndarray:
         """``make(row, lo, hi)``'s scores, kept while the bounds stay: patched at the newest patch's nodes if only those
-        changed (``patch(row, lo, hi, nodes, scores)`` in one call, else ``make`` at those nodes; a held copy first)."""
+        changed (``patch(row, lo, hi, nodes, scores)`` in one call, else ``make`` at those nodes; a held copy first).
+        With ``patch``, new scores are ``patch(row, lo, hi, None, out)``'s (every node, in one call)."""
         kept = self._scores
         if kept is not None and kept[1] == bounds:
             if kept[0] == self._version:
@@ -96,7 +97,8 @@ class ImageSetSeconds:
                 scores.flags.writeable = False
                 self._scores = (self._version, bounds, scores)
                 return scores
-        scores = make(self.row, *bounds)
+        row = self.row
+        scores = make(row, *bounds) if patch is None else patch(row, *bounds, None, np.empty(len(row)))
         scores.flags.writeable = False
         self._scores = (self._version, bounds, scores)
         return scores
