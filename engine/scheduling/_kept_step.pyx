@@ -284,26 +284,41 @@ def static_extremes(values, Py_ssize_t walk, second=None, out=None):
     return None if nan else (lowest, highest)
 
 
-def min_max_scores(values, double lo, double hi, bint inverse, out):
-    """Skippy's min-max scores of ``values`` (float64) into ``out``, as :func:`~engine.scheduling.base.skippy_min_max`
-    computes them (lo != hi): trunc(((v - hi) / (lo - hi)) * 10) (``inverse``) or trunc(((v - lo) / (hi - lo)) * 10),
-    each once per run of equal bits (neighbouring nodes are alike; the same input gives the same result)."""
+def min_max_scores(values, lo, hi, bint inverse, out):
+    """Skippy's min-max scores of ``values`` (float64, or int64 counts) into ``out`` (float64), as
+    :func:`~engine.scheduling.base.skippy_min_max` computes them (lo != hi): trunc(((v - hi) / (lo - hi)) * 10)
+    (``inverse``) or trunc(((v - lo) / (hi - lo)) * 10), counts subtracted as int64 and divided as doubles (numpy's
+    true division); each once per run of equal values (neighbouring nodes are alike; the same input gives the same
+    result)."""
     cdef Views views
     views.count = 0
     cdef Py_ssize_t n = len(values), i
-    cdef const double* v
+    cdef const double* v = NULL
+    cdef const int64_t* c = NULL
     cdef double* score
-    cdef double base = hi if inverse else lo, span = (lo - hi) if inverse else (hi - lo), s = 0.0
+    cdef double base = 0.0, span, s = 0.0
+    cdef int64_t count_base = 0, count_lo, count_hi
     cdef uint64_t bits, last = 0
     cdef bint have = False
     try:
-        v = <const double*>_column(&views, values, n, 8, b"d", False)
+        if values.dtype.kind == "i":
+            c = <const int64_t*>_column(&views, values, n, 8, b"lq", False)
+            count_lo, count_hi = lo, hi
+            count_base = count_hi if inverse else count_lo
+            span = <double>(count_lo - count_hi) if inverse else <double>(count_hi - count_lo)
+        else:
+            v = <const double*>_column(&views, values, n, 8, b"d", False)
+            base = hi if inverse else lo
+            span = (<double>lo - <double>hi) if inverse else (<double>hi - <double>lo)
         score = <double*>_column(&views, out, n, 8, b"d", True)
         with nogil:
             for i in range(n):
-                memcpy(&bits, &v[i], 8)
+                if c != NULL:
+                    bits = <uint64_t>c[i]
+                else:
+                    memcpy(&bits, &v[i], 8)
                 if not have or bits != last:  # the same bits give the same score
-                    s = v[i] - base
+                    s = <double>(c[i] - count_base) if c != NULL else v[i] - base
                     s = s / span
                     s = s * 10.0
                     s = trunc(s)

@@ -175,7 +175,7 @@ class SkippyStep:
         data_raw, data_score = (nothing, nothing) if data is None else (data.values, data.skippy_scores(passes, True, fill))
         capability = self.capability.column(cluster, pod)
         capability_raw, capability_score = (
-            (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
+            (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, False, fill))
         )
         results = [
             (BalancedResource.name, 1.0, balance, balance),

@@ -6,6 +6,7 @@ import numpy as np
 
 from engine.scheduling.base import skippy_min_max, zero_scores
 
+_FILLED = (np.dtype(np.float64), np.dtype(np.int64))  # the values a compiled ``fill`` takes
 WALK = 16  # nodes holding the extreme values tried before the bounds are taken over every scored node
 
 
@@ -47,14 +48,14 @@ class StaticColumn:
 
     def min_max(self, bounds: tuple, inverse: bool, fill=None) -> np.ndarray:
         """:func:`skippy_min_max` of the values with these bounds (kept for the next pod with the same bounds);
-        ``fill(values, lo, hi, inverse, out)``: the same scores of float values in one compiled pass."""
+        ``fill(values, lo, hi, inverse, out)``: the same scores of float or int64 values in one compiled pass."""
         key = (*bounds, inverse)
         scores = self._scores.get(key)
         if scores is None:
             if len(self._scores) >= 8:
                 self._scores.clear()
             values = self.values
-            if fill is not None and values.dtype == np.float64:
+            if fill is not None and values.dtype in _FILLED:
                 scores = fill(values, *bounds, inverse, np.empty(len(values)))
             else:
                 scores = skippy_min_max(values, inverse, bounds)

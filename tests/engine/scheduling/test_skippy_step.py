@@ -339,7 +339,8 @@ def test_compiled_pull_seconds_are_the_numpy_ones(seed, images, cached):
 def test_compiled_kept_column_helpers_are_the_numpy_ones(seed, n, kinds, nan):
     """The compiled helpers of kept columns on large clusters against the numpy expressions they stand for, bit for bit
     (the sign of a zero included): an image tuple's pull seconds at listed nodes, a row's bounds over the passing
-    nodes, a data pair's sum with its extreme nodes, min-max and pull-second scores over every node."""
+    nodes, a data pair's sum with its extreme nodes, min-max scores of seconds and of counts, pull-second scores over
+    every node."""
     rng = np.random.default_rng(seed)
     kept, step = compiled_module(KEPT_MODULE), compiled_module(STEP_MODULE)
     cluster = cluster_of(max(n, 8), seed, True, 0.3, 0.3)
@@ -370,6 +371,12 @@ def test_compiled_kept_column_helpers_are_the_numpy_ones(seed, n, kinds, nan):
         for inverse in (True, False):
             if lo != hi:
                 got, want = kept.min_max_scores(total, lo, hi, inverse, np.empty(n)), skippy_min_max(total, inverse, (lo, hi))
+                assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+        counts = rng.integers(-1, kinds + 1, size=n)  # a capability set's counts (int64)
+        if counts.min() != counts.max():
+            for inverse in (True, False):
+                got = kept.min_max_scores(counts, counts.min(), counts.max(), inverse, np.empty(n))
+                want = skippy_min_max(counts, inverse, (counts.min(), counts.max()))
                 assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
         seconds = np.abs(total)
         if seconds.max() > 0:
