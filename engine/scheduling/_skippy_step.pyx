@@ -338,16 +338,37 @@ def decide(
     )
 
 
-def pull_seconds(arch, images, bandwidth, out):
+cdef inline double _pull(Py_ssize_t i, const int* codes, const double* bw, int count, const char** cached, const int64_t** table,
+                         const Py_ssize_t* width, const Py_ssize_t* first) except? -1.0:
+    """Node ``i``'s whole seconds to pull the images it lacks (:func:`pull_seconds`)."""
+    cdef Py_ssize_t code = codes[i]
+    cdef double size = 0.0
+    cdef int64_t pull
+    cdef int k
+    for k in range(count):
+        if cached[k][i]:
+            continue
+        if not -width[k] <= code < width[k]:
+            raise ValueError(f"arch code {code} is not in a table of {width[k]}")
+        pull = table[k][code if code >= 0 else code + width[k]]
+        if pull < 0:
+            code = first[k]
+            pull = table[k][code if code >= 0 else code + width[k]]
+        size = size + <double>pull
+    return trunc(size / bw[i])
+
+
+def pull_seconds(arch, images, bandwidth, out, nodes=None):
     """Skippy's whole seconds to pull a pod's images at every node, into ``out`` (float64): trunc(bytes / bandwidth),
     the bytes of the images the node lacks added in the pod's order. ``arch``: each node's arch code (int32, -1: none);
     ``images``: per image (cached at each node (bool), size per arch code (int64, -1: lacking), its first arch code).
     Skippy's quirk, as :func:`~engine.scheduling.image_locality.missing_image_bytes` keeps it: an image lacking the
     node's arch is pulled for its first arch, which stays in use for the pod's later images on that node; a negative
-    code reads a table from its end, as numpy's indexing does."""
+    code reads a table from its end, as numpy's indexing does. ``nodes``: only at these positions (a list, repeats
+    allowed: a kept row patched where nodes pulled the images), the rest of ``out`` left as it is."""
     cdef Views views
     views.count = 0
-    cdef Py_ssize_t n = len(bandwidth), i, code
+    cdef Py_ssize_t n = len(bandwidth), i
     cdef int k, count = len(images)
     cdef const int* codes
     cdef const double* bw
@@ -356,8 +377,6 @@ def pull_seconds(arch, images, bandwidth, out):
     cdef const int64_t* table[MAX_IMAGES]
     cdef Py_ssize_t width[MAX_IMAGES]
     cdef Py_ssize_t first[MAX_IMAGES]
-    cdef double size
-    cdef int64_t pull
     if count < 1 or count > MAX_IMAGES:
         raise ValueError(f"1 to {MAX_IMAGES} images, not {count}")
     try:
@@ -371,20 +390,15 @@ def pull_seconds(arch, images, bandwidth, out):
             table[k] = <const int64_t*>_column(&views, sizes, width[k], 8, b"lq", False)
             if not -width[k] <= first[k] < width[k]:
                 raise ValueError(f"first arch {first[k]} is not in a table of {width[k]}")
-        for i in range(n):
-            code = codes[i]
-            size = 0.0
-            for k in range(count):
-                if cached[k][i]:
-                    continue
-                if not -width[k] <= code < width[k]:
-                    raise ValueError(f"arch code {code} is not in a table of {width[k]}")
-                pull = table[k][code if code >= 0 else code + width[k]]
-                if pull < 0:
-                    code = first[k]
-                    pull = table[k][code if code >= 0 else code + width[k]]
-                size = size + <double>pull
-            seconds[i] = trunc(size / bw[i])
+        if nodes is None:
+            for i in range(n):
+                seconds[i] = _pull(i, codes, bw, count, cached, table, width, first)
+        else:
+            for node in nodes:
+                i = node
+                if not 0 <= i < n:
+                    raise ValueError(f"node {i} is not one of {n}")
+                seconds[i] = _pull(i, codes, bw, count, cached, table, width, first)
     finally:
         _release(&views)
     return out

@@ -8,7 +8,7 @@ import numpy as np
 
 from engine.cluster.model import RECEIVES_FROM, SENDS_TO, Cluster, Pod
 from engine.scheduling.base import Priority, ScoringContext, kube_default_normalize, skippy_min_max, zero_scores
-from engine.scheduling.static_column import StaticColumn
+from engine.scheduling.static_column import WALK, StaticColumn
 
 
 def data_seconds(cluster: Cluster, pod: Pod, skippy: bool) -> list[np.ndarray]:
@@ -40,6 +40,9 @@ class DataLocality(Priority):
     def __init__(self) -> None:
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
+        # pair(first, walk, second, out): a pair's sum and its extreme nodes in one compiled call (the fused Skippy
+        # step's compiled twin sets it; None: numpy, the extremes found when first asked)
+        self.pair = None
 
     def prepare(self, cluster: Cluster, extremes: bool) -> None:
         """Make Skippy's seconds of every data item stored in ``cluster``, each way, and their columns for a pod that
@@ -66,8 +69,17 @@ class DataLocality(Priority):
         if kept is None or any(a is not b for a, b in zip(kept[0], seconds, strict=True)):  # ids alone may be reused
             if len(columns) >= 64:
                 columns.clear()
-            kept = columns[key] = (seconds, StaticColumn(seconds[0] if len(seconds) == 1 else sum(seconds)))
+            kept = columns[key] = (seconds, self._column(seconds))
         return kept[1]
+
+    def _column(self, seconds: list[np.ndarray]) -> StaticColumn:
+        if len(seconds) == 1:
+            return StaticColumn(seconds[0])
+        first, second = seconds
+        if self.pair is None or first.dtype != np.float64 or second.dtype != np.float64:
+            return StaticColumn(sum(seconds))
+        values = np.empty(len(first))
+        return StaticColumn(values, self.pair(first, WALK, second, values))  # Python's sum of the two, the same steps
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:
         if ctx.scored is not None and ctx.skippy:

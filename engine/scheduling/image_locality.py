@@ -144,7 +144,8 @@ class PullSeconds:
 
     def scores(self, bounds: tuple[float, float], patch=None) -> np.ndarray:
         """Skippy's scores of :attr:`row` with these bounds: the last ones again if nothing changed, patched at the newest
-        pulls if only those did (``patch(row, lo, hi, nodes, scores)``: in one call, else with numpy)."""
+        pulls if only those did (``patch(row, lo, hi, nodes, scores)``: in one call, else with numpy), else new
+        (``patch(row, lo, hi, None, out)``: every node in one call)."""
         kept, row = self._scores, self.row
         if kept is not None and kept[1] == bounds:
             if kept[0] == self._version:
@@ -161,7 +162,8 @@ class PullSeconds:
                 else:
                     score[new] = latency_scores(row[new], *bounds)
                 return self._keep(bounds, score)
-        return self._keep(bounds, latency_scores(row, *bounds))
+        fresh = latency_scores(row, *bounds) if patch is None else patch(row, *bounds, None, np.empty(len(row)))
+        return self._keep(bounds, fresh)
 
     def _keep(self, bounds: tuple[float, float], scores: np.ndarray) -> np.ndarray:
         scores.flags.writeable = False
@@ -218,8 +220,10 @@ class LatencyAwareImageLocality(Priority):
         self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
         self._sets: weakref.WeakKeyDictionary[Cluster, dict[tuple[str, ...], ImageSetSeconds]] = weakref.WeakKeyDictionary()
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
-        # patch(row, lo, hi, nodes, scores): kept scores patched at new pulls in one call (the fused step's compiled twin)
-        self.patch_scores = None
+        # the fused step's compiled twin, when built: patch(row, lo, hi, nodes, scores), kept scores patched at new pulls
+        # in one call; pull_at(cluster, images, row, nodes), an image tuple's kept row patched where they were pulled;
+        # bounds_over(row, scored), (min, max) over the scored nodes in one pass (None: a NaN, numpy decides)
+        self.patch_scores = self.pull_at = self.bounds_over = None
 
     def kept_row(self, cluster: Cluster, pod: Pod) -> PullSeconds | None:
         """The kept :class:`PullSeconds` of a pod of one image, brought up to date (None for several images, or an
@@ -274,8 +278,8 @@ class LatencyAwareImageLocality(Priority):
     def _set_scores(self, cluster: Cluster, images: tuple[str, ...], scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(raw, scores) of a pod of several images from the row kept for their tuple (:class:`ImageSetSeconds`)."""
         kept = self._image_set(cluster, images)
-        raw = kept.current(cluster)
-        lo, hi = kept.bounds(scored)
+        raw = kept.current(cluster, self.pull_at)
+        lo, hi = kept.bounds(scored, self.bounds_over)
         return raw, zero_scores(cluster.n) if hi == 0 else kept.scores((lo, hi), latency_scores, self.patch_scores)
 
     def raw(self, ctx: ScoringContext) -> np.ndarray:

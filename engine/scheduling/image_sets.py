@@ -35,8 +35,10 @@ class ImageSetSeconds:
         self._before: int | None = None  # the row's version before the newest patch ...
         self._new: list[int] = []  # ... and the nodes it changed
 
-    def current(self, cluster: Cluster) -> np.ndarray:
-        """The row as the image cache is now."""
+    def current(self, cluster: Cluster, pull_at: Callable | None = None) -> np.ndarray:
+        """The row as the image cache is now. ``pull_at(cluster, images, row, nodes)``: the seconds written at ``nodes``
+        (a list) in one call (the fused step's compiled twin; False: not for these images), else ``compute`` at those
+        nodes with numpy."""
         columns = tuple(cluster.image_size_column(i) for i in self.images)
         pulls = [cluster.image_pulls.get(i, ()) for i in self.images]
         seen = tuple(map(len, pulls))
@@ -49,18 +51,25 @@ class ImageSetSeconds:
             self._cached, self._columns, self._seen, self._before = cluster.image_cached, columns, seen, None
             self._version += 1
         elif seen != self._seen:
-            nodes = np.array([node for p, s in zip(pulls, self._seen, strict=True) for node in p[s:]])  # repeats: the same value
+            nodes = [node for p, s in zip(pulls, self._seen, strict=True) for node in p[s:]]  # repeats: the same value
             if sys.getrefcount(self.row) > _UNSHARED:  # a decision holds the row: patch a copy
                 self.row = self.row.copy()
-            self.row[nodes] = self._compute(cluster, nodes)
-            self._seen, self._before, self._new = seen, self._version, nodes.tolist()
+            if pull_at is None or not pull_at(cluster, self.images, self.row, nodes):
+                at = np.array(nodes)
+                self.row[at] = self._compute(cluster, at)
+            self._seen, self._before, self._new = seen, self._version, nodes
             self._version += 1
         return self.row
 
-    def bounds(self, scored: np.ndarray) -> tuple[float, float]:
-        """(min, max) of the row over the ``scored`` nodes: the whole row's when a node holding each passes (most pods:
-        two passes, no gather), else over the scored nodes."""
+    def bounds(self, scored: np.ndarray, over: Callable | None = None) -> tuple[float, float]:
+        """(min, max) of the row over the ``scored`` nodes: ``over(row, scored)`` (the fused step's compiled pass; None
+        from it: a NaN, numpy's way below), else the whole row's when a node holding each passes, else over the scored
+        nodes."""
         row = self.row
+        if over is not None:
+            bounds = over(row, scored)
+            if bounds is not None:
+                return bounds
         lo, hi = int(row.argmin()), int(row.argmax())
         if scored[lo] and scored[hi]:
             return row[lo], row[hi]
@@ -69,7 +78,8 @@ class ImageSetSeconds:
 
     def scores(self, bounds: tuple, make, patch=None) -> np.ndarray:
         """``make(row, lo, hi)``'s scores, kept while the bounds stay: patched at the newest patch's nodes if only those
-        changed (``patch(row, lo, hi, nodes, scores)`` in one call, else ``make`` at those nodes; a held copy first)."""
+        changed (``patch(row, lo, hi, nodes, scores)`` in one call, else ``make`` at those nodes; a held copy first).
+        With ``patch``, new scores are ``patch(row, lo, hi, None, out)``'s (every node, in one call)."""
         kept = self._scores
         if kept is not None and kept[1] == bounds:
             if kept[0] == self._version:
@@ -87,7 +97,8 @@ class ImageSetSeconds:
                 scores.flags.writeable = False
                 self._scores = (self._version, bounds, scores)
                 return scores
-        scores = make(self.row, *bounds)
+        row = self.row
+        scores = make(row, *bounds) if patch is None else patch(row, *bounds, None, np.empty(len(row)))
         scores.flags.writeable = False
         self._scores = (self._version, bounds, scores)
         return scores

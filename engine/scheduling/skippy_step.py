@@ -72,12 +72,23 @@ class SkippyStep:
             self.balance.columns.patch = self._patch_balance
         if self.kept is not None:
             self.images.patch_scores = self.kept.latency_at
+            self.images.pull_at = self._pull_at
+            self.images.bounds_over = self.kept.row_bounds
+            self.data.pair = self.kept.static_extremes
 
     def _patch_fits(self, cluster: Cluster, shape: tuple[int, int], fits: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, fits, None)
 
     def _patch_balance(self, cluster: Cluster, shape: tuple[int, int], balance: np.ndarray, nodes: list[int]) -> None:
         self.kernel.shape_at(cluster.cpu_free, cluster.memory_free, *shape, nodes, None, balance)
+
+    def _pull_at(self, cluster: Cluster, images: tuple[int, ...], row: np.ndarray, nodes: list[int]) -> bool:
+        """An image tuple's kept pull seconds written at ``nodes`` in one compiled call (False: too many images)."""
+        if len(images) > MAX_IMAGES:
+            return False
+        entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in images]
+        self.kernel.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, row, nodes)
+        return True
 
     def prepare(self, cluster: Cluster) -> None:
         """Make, before the first pod, the columns a first use would otherwise make inside some pod's decision (a few
@@ -160,10 +171,11 @@ class SkippyStep:
         nothing = zero_scores(n)
         locality = nothing if edge is None else edge[:]  # the general path hands out a view
         data = self.data.column(cluster, pod)
-        data_raw, data_score = (nothing, nothing) if data is None else (data.values, data.skippy_scores(passes, inverse=True))
+        fill = None if kernel is None else kernel.min_max_scores
+        data_raw, data_score = (nothing, nothing) if data is None else (data.values, data.skippy_scores(passes, True, fill))
         capability = self.capability.column(cluster, pod)
         capability_raw, capability_score = (
-            (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, inverse=False))
+            (nothing, nothing) if capability is None else (capability.values, capability.skippy_scores(passes, False, fill))
         )
         results = [
             (BalancedResource.name, 1.0, balance, balance),

@@ -25,7 +25,8 @@ from engine.cluster.pods import mixed_pods
 from engine.cluster.synth import cloud_regions
 from engine.core.compiled import compiled_module
 from engine.scheduling import Scheduler, SchedulerParams
-from engine.scheduling.image_locality import pod_seconds
+from engine.scheduling.base import skippy_min_max
+from engine.scheduling.image_locality import latency_scores, pod_seconds
 from engine.scheduling.predicates import default_predicates
 from engine.scheduling.shape_columns import SMALL
 from engine.scheduling.skippy_step import KEPT_MODULE, STEP_ENV, STEP_MODULE, SkippyStep
@@ -325,3 +326,62 @@ def test_compiled_pull_seconds_are_the_numpy_ones(seed, images, cached):
     entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in map(cluster.image_index, pod_images)]
     got = step.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, np.empty(cluster.n))
     assert np.array_equal(got, pod_seconds(cluster, pod_images, slice(None), skippy=True))
+
+
+@pytest.mark.skipif(not BUILT and os.environ.get("CI") != "true", reason="the compiled Skippy step is not built (make setup builds it)")
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(1, 70),
+    kinds=st.integers(1, 6),
+    nan=st.booleans(),
+)
+def test_compiled_kept_column_helpers_are_the_numpy_ones(seed, n, kinds, nan):
+    """The compiled helpers of kept columns on large clusters against the numpy expressions they stand for, bit for bit
+    (the sign of a zero included): an image tuple's pull seconds at listed nodes, a row's bounds over the passing
+    nodes, a data pair's sum with its extreme nodes, min-max scores of seconds and of counts, pull-second scores over
+    every node."""
+    rng = np.random.default_rng(seed)
+    kept, step = compiled_module(KEPT_MODULE), compiled_module(STEP_MODULE)
+    cluster = cluster_of(max(n, 8), seed, True, 0.3, 0.3)
+    pod_images = tuple(cluster.registry.names[int(i)] for i in rng.integers(len(cluster.registry), size=2))
+    entries = [(cluster.image_cached[i], *cluster.image_size_table(i)) for i in map(cluster.image_index, pod_images)]
+    nodes = rng.integers(cluster.n, size=5).tolist()
+    row = np.full(cluster.n, -1.0)
+    step.pull_seconds(cluster.label_codes[ARCH], entries, cluster.registry_bandwidth, row, nodes)
+    expected = pod_seconds(cluster, pod_images, np.array(nodes), skippy=True)
+    assert np.array_equal(row[nodes], expected) and np.count_nonzero(row == -1.0) == cluster.n - len(set(nodes))
+
+    first, second = (np.trunc(rng.random(n) * kinds) * rng.choice([1.0, -1.0, 0.5]) for _ in range(2))
+    if nan:
+        first[int(rng.integers(n))] = np.nan
+    passes = rng.random(n) < 0.7
+    passes[int(rng.integers(n))] = True
+    bounds = kept.row_bounds(first, passes)
+    assert bounds is None if np.isnan(first[passes]).any() else bounds == (first[passes].min(), first[passes].max())
+    summed = np.empty(n)
+    found = kept.static_extremes(first, 4, second, summed)
+    total = sum([first, second])
+    assert np.array_equal(summed, total, equal_nan=True) and np.array_equal(np.signbit(summed), np.signbit(total))
+    if np.isnan(total).any():
+        assert found is None
+    else:
+        assert found == (np.flatnonzero(total == total.min())[:4].tolist(), np.flatnonzero(total == total.max())[:4].tolist())
+        lo, hi = total.min(), total.max()
+        for inverse in (True, False):
+            if lo != hi:
+                got, want = kept.min_max_scores(total, lo, hi, inverse, np.empty(n)), skippy_min_max(total, inverse, (lo, hi))
+                assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+        counts = rng.integers(-1, kinds + 1, size=n)  # a capability set's counts (int64)
+        if counts.min() != counts.max():
+            for inverse in (True, False):
+                got = kept.min_max_scores(counts, counts.min(), counts.max(), inverse, np.empty(n))
+                want = skippy_min_max(counts, inverse, (counts.min(), counts.max()))
+                assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+        seconds = np.abs(total)
+        if seconds.max() > 0:
+            got, want = (
+                kept.latency_at(seconds, seconds.min(), seconds.max(), None, np.empty(n)),
+                latency_scores(seconds, seconds.min(), seconds.max()),
+            )
+            assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
