@@ -288,6 +288,7 @@ class FunctionWorld:
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
         nodes = NodeCapacities(self.placement.cluster) if utilization else None
+        unfinished = flow.unfinished_of  # Replica.unfinished, or its compiled twin
         for rt in flow.functions:
             tail, lo = rt.c_rep, rt.sampled
             if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
@@ -302,7 +303,7 @@ class FunctionWorld:
             in_flight = 0
             for r in rt.replicas.values():
                 if r.last_end > now:  # all ended by now: nothing unfinished
-                    in_flight += r.unfinished(now)
+                    in_flight += unfinished(r, now)
                 if len(r.starts) > 4096:
                     r.trim(forget)
             if running > self.samples.max_running[rt.key]:
@@ -336,7 +337,7 @@ class FunctionWorld:
                 )
             )
             if utilization:
-                replica_rows(nodes, rt, now, interval, util)
+                replica_rows(nodes, rt, now, interval, util, flow.busy_of)
         if utilization:
             node_rows(self.placement.cluster, nodes, now, util)
             if util:
