@@ -68,6 +68,7 @@ def round_robin_loop(list buf, Py_ssize_t bi, double h, list reps, Py_ssize_t rr
     cdef list heap, eb
     cdef object r, a_obj, free_obj, start_obj, end_obj
     cdef object e_obj = None
+    cdef Py_ssize_t first = bi
     while bi < n:
         a_obj = <object>PyList_GET_ITEM(buf, bi)
         a = _as_double(a_obj)
@@ -102,10 +103,11 @@ def round_robin_loop(list buf, Py_ssize_t bi, double h, list reps, Py_ssize_t rr
         if end > _as_double(r.last_end):
             r.last_end = end_obj
         c_rep.append(r.id)
-        c_arr.append(a_obj)
         c_start.append(start_obj)
         c_exec.append(e_obj)
         bi += 1
+    if bi > first:
+        c_arr.extend(buf[first:bi])  # the arrivals themselves, in one copy
     return bi, rr, e_obj
 
 
