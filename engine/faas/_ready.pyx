@@ -11,7 +11,9 @@ without method lookups. ``SCALELAB_FAAS_LOOP=python`` makes the request flow use
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, Py_INCREF
+from libc.math cimport NAN
 
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
@@ -166,6 +168,10 @@ def busy_seconds(r, double t0, double t1):
     """:meth:`engine.faas.runtime.Replica.busy_seconds` of the replica ``r``, compiled: read that method first. Every
     length is summed in numpy's pairwise order (what the method's ``_numpy_sum`` and numpy's ``sum`` do), up to
     ``PAIRWISE_MAX`` values; beyond it the method itself answers."""
+    return _busy(r, t0, t1)
+
+
+cdef double _busy(object r, double t0, double t1) except? -1.0:
     cdef double d, s, e, total
     cdef Py_ssize_t lo, hi, i, n
     cdef list starts, ends
@@ -210,3 +216,115 @@ def unfinished(r, double t):
         if _as_double(<object>PyList_GET_ITEM(ends, i)) > t:
             count += 1
     return count
+
+
+def replica_rows(nodes, rt, now, double interval, list rows):
+    """:func:`engine.faas.utilrows.replica_rows` with :func:`busy_seconds`, compiled: read that function first (and
+    :func:`engine.faas.observations.cores_used`, whose rule is written out here). Python's ``min(x, y)`` is ``y if
+    y < x else x`` and ``max(x, y)`` is ``y if y > x else x``: the same comparisons pick the same objects."""
+    cdef double t_now = now
+    cdef double t0 = t_now - interval
+    spec = rt.spec
+    cdef double request = _as_double(spec.cpu_millis) / 1000.0
+    memory_request_obj = spec.memory_mib * 2**20
+    cdef double memory_request = _as_double(memory_request_obj)
+    name = rt.name
+    cdef list cpu = nodes.cpu
+    cdef list memory = nodes.memory
+    cdef Py_ssize_t i
+    cdef double pa, start, span, busy, node_cores, share, gpu, ram, y, cores, node_memory, z, m, g
+    for r in rt.replicas.values():
+        i = r.node_index
+        placed = r.placed_at
+        if placed is None or i < 0:
+            continue
+        if i >= PyList_GET_SIZE(cpu) or i >= PyList_GET_SIZE(memory):
+            raise IndexError("list index out of range")
+        pa = _as_double(placed)
+        start = pa if pa > t0 else t0
+        span = t_now - start
+        if 1e-9 > span:
+            span = 1e-9
+        busy = _busy(r, t0, t_now) / span
+        node_cores = _as_double(<object>PyList_GET_ITEM(cpu, i)) / 1000.0
+        share, gpu, ram = r.resources
+        y = busy * (share * node_cores if share >= 0 else 1.0)
+        cores = y if y < node_cores else node_cores
+        node_memory = _as_double(<object>PyList_GET_ITEM(memory, i))
+        z = busy * ram * node_memory
+        if z > memory_request:
+            m = z
+            m_obj = z
+        else:
+            m = memory_request
+            m_obj = memory_request_obj
+        g = busy * gpu
+        rows.append(
+            (
+                now,
+                "replica",
+                r.node,
+                r.id,
+                name,
+                cores / node_cores,
+                cores / request,
+                m_obj if m < node_memory else node_memory,
+                g if g < 1.0 else 1.0,
+                busy,
+            )
+        )
+
+
+def node_rows(cluster, nodes, now, list rows):
+    """:func:`engine.faas.utilrows.node_rows`, compiled: read that function first (each node's sums in the rows' order,
+    as doubles: Python's float additions)."""
+    cdef dict slot = {}  # node -> its four sums' place in acc, in order of first row
+    cdef Py_ssize_t n = PyList_GET_SIZE(rows)
+    cdef Py_ssize_t k, j
+    cdef double cpu, memory, gpu, busy, allocated, cores, node_memory
+    cdef long long capacity, free_cpu
+    if n == 0:
+        return
+    cdef double* acc = <double*>PyMem_Malloc(4 * n * sizeof(double))
+    if acc == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n):
+            row = <object>PyList_GET_ITEM(rows, k)
+            node = row[2]
+            if node in slot:
+                j = slot[node]
+            else:
+                j = len(slot)
+                slot[node] = j
+                acc[4 * j] = acc[4 * j + 1] = acc[4 * j + 2] = acc[4 * j + 3] = 0.0
+            acc[4 * j] += _as_double(row[5])
+            acc[4 * j + 1] += _as_double(row[7])
+            acc[4 * j + 2] += _as_double(row[8])
+            acc[4 * j + 3] += _as_double(row[9])
+        index = cluster.index
+        for node in sorted(slot):
+            j = slot[node]
+            cpu, memory, gpu, busy = acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]
+            i = index[node]
+            capacity = nodes.cpu[i]
+            free_cpu = nodes.free_cpu[i]
+            allocated = <double>(capacity - free_cpu) / 1000.0
+            cores = cpu * <double>capacity / 1000.0
+            node_memory = _as_double(nodes.memory[i])
+            rows.append(
+                (
+                    now,
+                    "node",
+                    node,
+                    None,
+                    None,
+                    cpu if cpu < 1.0 else 1.0,
+                    cores / allocated if allocated > 0 else NAN,
+                    node_memory if node_memory < memory else memory,
+                    gpu if gpu < 1.0 else 1.0,
+                    busy,
+                )
+            )
+    finally:
+        PyMem_Free(acc)

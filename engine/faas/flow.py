@@ -94,7 +94,8 @@ class RequestFlow(Dispatch, Observations):
         self._seq = 0
         self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
         self._rr_loop, self.compiled_ready = chosen_round_robin_loop(FAAS_LOOP_ENV)  # the same switch
-        self.busy_of, self.unfinished_of, _ = chosen_measures(FAAS_LOOP_ENV)  # Replica.busy_seconds, .unfinished (or twins)
+        # Replica.busy_seconds, Replica.unfinished, utilrows.replica_rows and node_rows, or their compiled twins (the same switch)
+        self.busy_of, self.unfinished_of, self.replica_rows_of, self.node_rows_of = chosen_measures(FAAS_LOOP_ENV)
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads

@@ -15,6 +15,7 @@ from heapq import heapreplace
 
 from engine.core.compiled import chosen_module
 from engine.faas.runtime import Replica
+from engine.faas.utilrows import node_rows, replica_rows
 
 FAAS_READY_MODULE = "engine.faas._ready"
 
@@ -73,12 +74,15 @@ def chosen_round_robin_loop(env: str) -> tuple[Callable[..., tuple[int, int, flo
     return (module.round_robin_loop, True) if module is not None else (round_robin_loop, False)
 
 
-def chosen_measures(env: str) -> tuple[Callable[[Replica, float, float], float], Callable[[Replica, float], int], bool]:
+def chosen_measures(
+    env: str,
+) -> tuple[Callable[[Replica, float, float], float], Callable[[Replica, float], int], Callable[..., None], Callable[..., None]]:
     """What a sample and a scaler's observation read of each replica, every few seconds: its request-seconds in service
-    over a window (:meth:`Replica.busy_seconds`) and its unfinished requests (:meth:`Replica.unfinished`), as functions
-    of the replica: the compiled twins when ``env`` lets them run (see :func:`chosen_round_robin_loop`), else the
-    methods. Returns (busy seconds, unfinished, compiled)."""
+    over a window (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions
+    of the replica, and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.
+    utilrows.node_rows`): the compiled twins when ``env`` lets them run (see :func:`chosen_round_robin_loop`), else
+    the references."""
     module = chosen_module(FAAS_READY_MODULE, env)
     if module is not None:
-        return module.busy_seconds, module.unfinished, True
-    return Replica.busy_seconds, Replica.unfinished, False
+        return module.busy_seconds, module.unfinished, module.replica_rows, module.node_rows
+    return Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows

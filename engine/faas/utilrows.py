@@ -5,16 +5,14 @@ of its replica rows), as tuples in the table's column order (one append per row;
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engine.faas.observations import cores_used
-from engine.faas.runtime import FunctionRuntime, Replica
 
 if TYPE_CHECKING:
     from engine.cluster.model import Cluster
+    from engine.faas.runtime import FunctionRuntime
 
-BusyOf = Callable[[Replica, float, float], float]
 #: A row: time, scope, node, replica, function, cpu, cpu_request, memory, gpu, busy (the table's column order).
 Row = tuple
 
@@ -30,11 +28,9 @@ class NodeCapacities:
         self.free_cpu: list[int] = cluster.cpu_free.tolist()
 
 
-def replica_rows(
-    nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row], busy_of: BusyOf = Replica.busy_seconds
-) -> None:
-    """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds; ``busy_of``:
-    :meth:`Replica.busy_seconds` or its compiled twin (:func:`engine.faas.ready_loop.chosen_measures`)."""
+def replica_rows(nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:
+    """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds (the reference
+    of the compiled twin in :mod:`engine.faas._ready`, see :func:`engine.faas.ready_loop.chosen_measures`)."""
     t0 = now - interval
     request = rt.spec.cpu_millis / 1000.0
     memory_request = rt.spec.memory_mib * 2**20
@@ -46,7 +42,7 @@ def replica_rows(
         if r.placed_at is None or i < 0:
             continue
         span = max(now - max(t0, r.placed_at), 1e-9)
-        busy = busy_of(r, t0, now) / span
+        busy = r.busy_seconds(t0, now) / span
         node_cores = int(cpu[i]) / 1000.0
         share, gpu, ram = r.resources
         cores = cores_used(share, node_cores, busy)  # what flow.cpu_cores(r, t0, now) gives, busy computed once

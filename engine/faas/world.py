@@ -32,7 +32,7 @@ from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.runtime import FunctionRuntime
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
-from engine.faas.utilrows import NodeCapacities, node_rows, replica_rows
+from engine.faas.utilrows import NodeCapacities
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
 from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.scheduling.service import PlacementService
@@ -337,9 +337,9 @@ class FunctionWorld:
                 )
             )
             if utilization:
-                replica_rows(nodes, rt, now, interval, util, flow.busy_of)
+                flow.replica_rows_of(nodes, rt, now, interval, util)  # utilrows.replica_rows, or its compiled twin
         if utilization:
-            node_rows(self.placement.cluster, nodes, now, util)
+            flow.node_rows_of(self.placement.cluster, nodes, now, util)  # utilrows.node_rows, or its compiled twin
             if util:
                 self.recorder.extend("utilization", dict(zip(UTILIZATION.names, zip(*util, strict=True), strict=True)))
 
