@@ -3,7 +3,8 @@
 * ``engine/vmworld/_jobloop.pyx``: the VM world's job loop (:mod:`engine.vmworld.jobs`);
 * ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`);
 * ``engine/scheduling/_kept_step.pyx``: that step's passes over kept columns on large clusters (cimports the first);
-* ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.dispatch`).
+* ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.dispatch`);
+* ``engine/faas/_ready.pyx``: its round-robin loop over ready replicas with threads (:mod:`engine.faas.ready_loop`).
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C
 compiler is missing, or a build fails, the install goes on and the engine uses the pure-Python reference.
@@ -24,6 +25,7 @@ COMPILED = (
     ("engine.scheduling._skippy_step", Path("engine/scheduling/_skippy_step.pyx"), "SKIPPY_STEP_SOURCE_SHA256", "-O3"),
     ("engine.scheduling._kept_step", Path("engine/scheduling/_kept_step.pyx"), "KEPT_STEP_SOURCE_SHA256", "-O3"),
     ("engine.faas._oneslot", Path("engine/faas/_oneslot.pyx"), "FAAS_LOOP_SOURCE_SHA256", "-O2"),
+    ("engine.faas._ready", Path("engine/faas/_ready.pyx"), "FAAS_READY_SOURCE_SHA256", "-O2"),
 )
 
 

@@ -24,8 +24,9 @@ NAN = math.nan
 #: Rejection codes in the replica column (>= 0 is the replica that served the request).
 QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
 REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_NODE: "no_node"}
-#: Environment switch of the one-slot loop: "python" (:func:`single_slot_loop`), "compiled" (its twin
-#: :mod:`engine.faas._oneslot`, or an error when not built), unset or "auto" (the twin when built).
+#: Environment switch of the one-slot loop and the round-robin loop: "python" (:func:`single_slot_loop`,
+#: :func:`engine.faas.ready_loop.round_robin_loop`), "compiled" (their twins :mod:`engine.faas._oneslot`,
+#: :mod:`engine.faas._ready`, or an error when not built), unset or "auto" (each twin when built).
 FAAS_LOOP_ENV = "SCALELAB_FAAS_LOOP"
 FAAS_LOOP_MODULE = "engine.faas._oneslot"
 ALIVE = ("starting", "running", "conceived")  # an instance that can take a request (once its slot is free)
@@ -154,9 +155,12 @@ class Dispatch:
         rr = rt.rr
         lor = rt.spec.load_balancer == "least_outstanding"
         slow = self.faas.concurrency_slowdown if self.faas.concurrency_model == "linear" else 0.0
+        start_bi = bi
+        if not lor and not slow and all(r.threads for r in reps):  # the common case: its own loop (or compiled twin)
+            bi, rr, e = self._rr_loop(buf, bi, h, reps, rr, rt.c_rep, rt.c_arr, rt.c_start, rt.c_exec)
+            n = bi  # the loop below has nothing left to do
         c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
         out, lheap = rt.outstanding, rt.lor_heap
-        start_bi = bi
         while bi < n:
             a = buf[bi]
             if a > h:

@@ -50,9 +50,10 @@ from engine.cluster.model import ARCH, CAPABILITY_GPU, NODE_DEVICE, RECEIVES_FRO
 from engine.core.params import Mirror, Section
 from engine.core.recorder import Recorder
 from engine.core.rng import SubStreams
-from engine.faas.dispatch import REASONS, Dispatch, one_slot_loop  # noqa: F401 - REASONS: engine.faas.world reads it here
+from engine.faas.dispatch import FAAS_LOOP_ENV, REASONS, Dispatch, one_slot_loop  # noqa: F401 - REASONS: engine.faas.world reads it here
 from engine.faas.measured import Measurements
 from engine.faas.observations import Observations
+from engine.faas.ready_loop import chosen_measures, chosen_round_robin_loop
 from engine.faas.runtime import FunctionRuntime, Replica
 from engine.faas.simulators import FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
@@ -92,6 +93,9 @@ class RequestFlow(Dispatch, Observations):
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
         self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
+        self._rr_loop, self.compiled_ready = chosen_round_robin_loop(FAAS_LOOP_ENV)  # the same switch
+        # Replica.busy_seconds, Replica.unfinished, utilrows.replica_rows and node_rows, or their compiled twins (the same switch)
+        self.busy_of, self.unfinished_of, self.replica_rows_of, self.node_rows_of = chosen_measures(FAAS_LOOP_ENV)
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads

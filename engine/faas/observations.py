@@ -65,7 +65,7 @@ class Observations:
     def cpu_cores(self, r: Replica, t0: float, t1: float) -> float:
         """Cores ``r`` used on average over [t0, t1] (measured share of the device per running request)."""
         span = max(t1 - max(t0, r.placed_at if r.placed_at is not None else t0), 1e-9)
-        return self.cores_when_busy(r, r.busy_seconds(t0, t1) / span)
+        return self.cores_when_busy(r, self.busy_of(r, t0, t1) / span)
 
     def _cpu_request_share(self, r: Replica, t0: float, t1: float) -> float:
         return self.cpu_cores(r, t0, t1) / (r.rt.spec.cpu_millis / 1000.0)

@@ -29,7 +29,8 @@ class NodeCapacities:
 
 
 def replica_rows(nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:
-    """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds."""
+    """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds (the reference
+    of the compiled twin in :mod:`engine.faas._ready`, see :func:`engine.faas.ready_loop.chosen_measures`)."""
     t0 = now - interval
     request = rt.spec.cpu_millis / 1000.0
     memory_request = rt.spec.memory_mib * 2**20

@@ -32,7 +32,7 @@ from engine.faas.measured import load_measurements
 from engine.faas.params import FUNCTION_SLOTS
 from engine.faas.runtime import FunctionRuntime
 from engine.faas.tables import DEPLOYMENTS, FUNCTION_SAMPLES, INVOCATIONS, STATUSES, TABLES, UTILIZATION
-from engine.faas.utilrows import NodeCapacities, node_rows, replica_rows
+from engine.faas.utilrows import NodeCapacities
 from engine.nodescaling.controller import KEY as NODE_AUTOSCALER
 from engine.nodescaling.controller import NodeScaling, fleet_nodes
 from engine.scheduling.service import PlacementService
@@ -288,6 +288,7 @@ class FunctionWorld:
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
         nodes = NodeCapacities(self.placement.cluster) if utilization else None
+        unfinished = flow.unfinished_of  # Replica.unfinished, or its compiled twin
         for rt in flow.functions:
             tail, lo = rt.c_rep, rt.sampled
             if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
@@ -302,7 +303,7 @@ class FunctionWorld:
             in_flight = 0
             for r in rt.replicas.values():
                 if r.last_end > now:  # all ended by now: nothing unfinished
-                    in_flight += r.unfinished(now)
+                    in_flight += unfinished(r, now)
                 if len(r.starts) > 4096:
                     r.trim(forget)
             if running > self.samples.max_running[rt.key]:
@@ -336,9 +337,9 @@ class FunctionWorld:
                 )
             )
             if utilization:
-                replica_rows(nodes, rt, now, interval, util)
+                flow.replica_rows_of(nodes, rt, now, interval, util)  # utilrows.replica_rows, or its compiled twin
         if utilization:
-            node_rows(self.placement.cluster, nodes, now, util)
+            flow.node_rows_of(self.placement.cluster, nodes, now, util)  # utilrows.node_rows, or its compiled twin
             if util:
                 self.recorder.extend("utilization", dict(zip(UTILIZATION.names, zip(*util, strict=True), strict=True)))
 
