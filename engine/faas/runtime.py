@@ -23,6 +23,7 @@ from engine.workload.requests import RequestStream
 INF = math.inf
 BATCH = 256  # execution draws per replica at a time
 LIVE = ("conceived", "starting", "running")  # a per-request function's instances counted against max_replicas
+STATES = ("conceived", "pending", "starting", "running", "draining", "removed")  # a replica's, in lifecycle order
 
 
 def _numpy_sum(d: list[float]) -> float:
@@ -51,7 +52,8 @@ def _numpy_sum(d: list[float]) -> float:
 
 def live_count(rt: FunctionRuntime) -> int:
     """Instances of a per-request function counted against max_replicas (conceived, starting or running)."""
-    return sum(1 for r in rt.replicas.values() if r.state in LIVE)
+    n = rt.count
+    return n["conceived"] + n["starting"] + n["running"]
 
 
 class Replica:
@@ -222,6 +224,8 @@ class FunctionRuntime:
         self.ready: list[Replica] = []
         self.rr = 0
         self.replicas: dict[int, Replica] = {}  # every replica not removed
+        #: replicas (not removed) per state, kept by the flow as states change (:meth:`set_state`): no pass to count them
+        self.count = dict.fromkeys(STATES, 0)
         self.slots: list[tuple[float, int, Replica]] = []  # per_request: busy instances by their earliest free slot
         self.idle: list[Replica] = []  # per_request: instances with a free slot, most recently freed last
         #: each replica keeps its requests' starts and ends (off while samples are taken in batches: no reader then)
@@ -265,24 +269,19 @@ class FunctionRuntime:
         """Every replica not removed (draining ones included)."""
         return list(self.replicas.values())
 
+    def set_state(self, r: Replica, state: str) -> None:
+        """Move replica ``r`` to ``state`` (:attr:`count` follows)."""
+        n = self.count
+        n[r.state] -= 1
+        n[state] += 1
+        r.state = state
+
     def states(self) -> tuple[int, int, int, int, list[float]]:
         """Replicas pending (conceived or pending), starting, running, draining, and the placement times of the placed
-        ones (in replica order): what a sample row reports, one pass over the replicas."""
-        pending = starting = running = draining = 0
-        placed = []
-        for r in self.replicas.values():
-            state = r.state
-            if state == "running":
-                running += 1
-            elif state == "starting":
-                starting += 1
-            elif state == "draining":
-                draining += 1
-            elif state in ("conceived", "pending"):
-                pending += 1
-            if r.placed_at is not None:
-                placed.append(r.placed_at)
-        return pending, starting, running, draining, placed
+        ones (in replica order): what a sample row reports (the counts kept, the times one pass over the replicas)."""
+        n = self.count
+        placed = [p for r in self.replicas.values() if (p := r.placed_at) is not None]
+        return n["conceived"] + n["pending"], n["starting"], n["running"], n["draining"], placed
 
     def at_limit(self) -> bool:
         """Per request: are as many instances live as ``max_replicas`` allows?"""
