@@ -22,6 +22,7 @@ from engine.workload.requests import RequestStream
 
 INF = math.inf
 BATCH = 256  # execution draws per replica at a time
+CHUNK = 64  # of a batch, made into a list at a time
 LIVE = ("conceived", "starting", "running")  # a per-request function's instances counted against max_replicas
 STATES = ("conceived", "pending", "starting", "running", "draining", "removed")  # a replica's, in lifecycle order
 
@@ -75,6 +76,7 @@ class Replica:
         "max_exec",
         "last_end",
         "eb",
+        "rest",
         "ei",
         "en",
         "rng",
@@ -106,6 +108,7 @@ class Replica:
         self.max_exec = 0.0
         self.last_end = 0.0
         self.eb: list[float] = []
+        self.rest: np.ndarray | None = None  # what is left of the batch after eb
         self.ei = 0
         self.en = 0
         self.rng = rng
@@ -121,8 +124,14 @@ class Replica:
         self.expiry = INF
 
     def refill(self) -> None:
-        """Draw the next batch of execution times (the simulator's, for this replica's device and image)."""
-        self.eb = self.rt.sim.execution(self.device, self.image, BATCH, self.rng).tolist()
+        """The next execution times as a list (:attr:`eb`): the simulator's batch for this replica's device and image,
+        drawn when the previous batch is used up, made into Python floats :data:`CHUNK` at a time (a replica that
+        serves a few dozen requests converts a few dozen, not the whole batch; the draws are the same)."""
+        rest = self.rest
+        if rest is None or not len(rest):
+            rest = self.rt.sim.execution(self.device, self.image, BATCH, self.rng)
+        self.eb = rest[:CHUNK].tolist()
+        self.rest = rest[CHUNK:]
         self.ei, self.en = 0, len(self.eb)
 
     def in_service(self, t: float) -> int:
