@@ -95,6 +95,8 @@ class RequestFlow(Dispatch, Observations):
         self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
+        self._node_figures: dict[int, tuple[str, float]] = {}  # per node position: device type, 1 / relative speed
+        self._resources: dict[tuple[str, str], tuple[float, float, float]] = {}  # the built-in resources() per device, image
         self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads
         self.next_id = 0
         #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
@@ -372,15 +374,25 @@ class RequestFlow(Dispatch, Observations):
         image = p.image or r.image
         r.image = image
         r.node, r.node_index = p.node, p.node_index
-        r.device = str(self.devices[p.node_index])
-        # measured times are per device type: a node is only faster or slower than its device's own speed
-        reference = self._reference_speed.get(r.device)
-        if reference is None:  # read once per device type and run (the device table is checked for changes at each read)
-            reference = self._reference_speed[r.device] = reference_speed(r.device)
-        r.inv_speed = reference / max(float(self.node_speed[p.node_index]), 1e-9)
+        node = self._node_figures.get(p.node_index)
+        if node is None:  # its device type and speed factor, once per node and run
+            device = str(self.devices[p.node_index])
+            # measured times are per device type: a node is only faster or slower than its device's own speed
+            reference = self._reference_speed.get(device)
+            if reference is None:  # read once per device type and run (the device table is checked for changes at each read)
+                reference = self._reference_speed[device] = reference_speed(device)
+            node = self._node_figures[p.node_index] = (device, reference / max(float(self.node_speed[p.node_index]), 1e-9))
+        r.device, r.inv_speed = node
         r.transfer = p.storage_seconds_per_job
         r.placed_at = t
-        r.resources = rt.sim.resources(r.device, image)
+        if type(rt.sim).resources is FunctionSimulator.resources:  # the measurements' figures: kept per device and image
+            key = (r.device, image)
+            resources = self._resources.get(key)
+            if resources is None:
+                resources = self._resources[key] = rt.sim.resources(r.device, image)
+            r.resources = resources
+        else:
+            r.resources = rt.sim.resources(r.device, image)
         present = p.pull_seconds == 0.0
         cluster = self.placement.cluster
         size = cluster.image_size_on(cluster.image_index(image), p.node_index)
