@@ -259,7 +259,7 @@ class PlacementService:
                 float(pod.gpus),
                 count,
                 milli,
-                None if devices is None else sum(1 << d for d in devices),
+                None if devices is None else sum(1 << d for d in devices) if devices else 0,
                 None if decision is None else self._mode_label(),
                 number,
             )
@@ -394,6 +394,8 @@ class PlacementService:
 
         (The VM world's pods share one spec, so it stops at the first that still fits nowhere.)
         """
+        if not self.pending:
+            return []
         placed = []
         failed: list[Pod] = []
         for owner in list(self.pending):
