@@ -317,7 +317,7 @@ class PlacementService:
         )
         row = self._row(now, "bind", vm_id, pod, node, decision, values, number, decision.devices)
         placement = object.__new__(Placement)  # what Placement(...) makes (frozen: its __init__ sets field by field)
-        placement.__dict__.update(zip(_PLACEMENT_FIELDS, (*values, pod.containers[0].image, number, row, decision.devices)))
+        placement.__dict__.update(zip(_PLACEMENT_FIELDS, (*values, pod.containers[0].image, number, row, decision.devices), strict=True))
         return placement
 
     def _decide(self, pod: Pod) -> tuple[PlacementDecision, list[str] | None, PlacementDecision | None]:

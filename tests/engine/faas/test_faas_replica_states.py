@@ -48,7 +48,12 @@ def test_counts_per_state_follow_every_lifecycle_change(monkeypatch):
     for rt in sim.platform.flow.functions:
         pending, starting, running, draining, placed = rt.states()
         want = recount(rt)
-        assert (pending, starting, running, draining) == (want["conceived"] + want["pending"], want["starting"], want["running"], want["draining"])
+        assert (pending, starting, running, draining) == (
+            want["conceived"] + want["pending"],
+            want["starting"],
+            want["running"],
+            want["draining"],
+        )
         assert placed == [r.placed_at for r in rt.replicas.values() if r.placed_at is not None]
 
 
