@@ -371,20 +371,21 @@ class Cluster:
         needed = self.missing_images(pod, node)
         for image in needed:
             self.cache_image(image, node)
-        self.cpu_free[node] -= pod.cpu_millis
-        self.memory_free[node] -= pod.memory
-        self.pods[node] += 1
-        self.version[node] += 1
+        # item by item as Python numbers (what ``a[node] -= x`` computes, without numpy's scalar arithmetic)
+        self.cpu_free[node] = self.cpu_free.item(node) - pod.cpu_millis
+        self.memory_free[node] = self.memory_free.item(node) - pod.memory
+        self.pods[node] = self.pods.item(node) + 1
+        self.version[node] = self.version.item(node) + 1
         self.changes.record(node)
         return needed
 
     def remove(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> None:
         """Unbind ``pod`` from ``node``: give its requests back (GPU shares to the ``devices`` it was placed on); cached images stay."""
         self._take_gpus(pod, node, devices, -1)
-        self.cpu_free[node] += pod.cpu_millis
-        self.memory_free[node] += pod.memory
-        self.pods[node] -= 1
-        self.version[node] += 1
+        self.cpu_free[node] = self.cpu_free.item(node) + pod.cpu_millis
+        self.memory_free[node] = self.memory_free.item(node) + pod.memory
+        self.pods[node] = self.pods.item(node) - 1
+        self.version[node] = self.version.item(node) + 1
         self.changes.record(node)
 
     def free_divisors(self) -> tuple[np.ndarray, np.ndarray]:

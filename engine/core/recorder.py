@@ -311,6 +311,19 @@ class Recorder:
 
         return add
 
+    def counter(self, name: str) -> Callable[[], int]:
+        """A fast :meth:`count` of one declared row or block table, for a hot path (a call returns the count then)."""
+        store = self._stores[name]
+        owed = self._owed
+
+        def count() -> int:
+            settle = owed.get(name)
+            if settle is not None:
+                settle()
+            return store.offset + store.kept
+
+        return count
+
     def count(self, name: str) -> int:
         """Rows ever appended to a table (absolute; a bounded table keeps only the newest)."""
         if name in self._provided:

@@ -94,22 +94,28 @@ class _KnownState(np.random.bit_generator.ISpawnableSeedSequence):
         return self._real
 
     def generate_state(self, n_words: int, dtype: type = np.uint32) -> np.ndarray:
-        if n_words == 4 and np.dtype(dtype) == np.uint64:
+        if n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):  # PCG64 passes the type itself
             return self._state.copy()
         return self._seq().generate_state(n_words, dtype)
 
     def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
         return self._seq().spawn(n_children)
 
-    def __getattr__(self, name: str):  # entropy, pool, n_children_spawned...: the real SeedSequence's
-        return getattr(self._seq(), name)
+    # the rest of SeedSequence's interface is the real one's (properties, not __getattr__: a class with __getattr__
+    # makes PCG64's construction several times slower)
+    entropy = property(lambda self: self._seq().entropy)
+    spawn_key = property(lambda self: self._seq().spawn_key)
+    pool_size = property(lambda self: self._seq().pool_size)
+    n_children_spawned = property(lambda self: self._seq().n_children_spawned)
+    pool = property(lambda self: self._seq().pool)
+    state = property(lambda self: self._seq().state)
 
 
 class SubStreams:
     """``np.random.default_rng([seed, i])`` for ``i = 0, 1, 2...``, bit for bit, at a tenth of its cost: the seeding
     states are mixed for a block of ``i`` at a time (:func:`pcg64_states`). For one generator per replica."""
 
-    def __init__(self, seed: int, block: int = 64):
+    def __init__(self, seed: int, block: int = 256):  # a block costs about as much for 16 ids as for 256
         self.seed, self.block = int(seed), block
         self._first, self._states = 0, np.zeros((0, 4), dtype=np.uint64)
 

@@ -54,8 +54,8 @@ from engine.faas.dispatch import FAAS_LOOP_ENV, REASONS, Dispatch, one_slot_loop
 from engine.faas.measured import Measurements
 from engine.faas.observations import Observations
 from engine.faas.ready_loop import chosen_measures, chosen_round_robin_loop
-from engine.faas.runtime import FunctionRuntime, Replica
-from engine.faas.simulators import FixedSimulator, FunctionSimulator, MeasuredSimulator, TraceSimulator
+from engine.faas.runtime import FunctionRuntime, Replica, live_count
+from engine.faas.simulators import FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
 from engine.scheduling.service import Placement, PlacementService
 
@@ -65,8 +65,9 @@ TAIL = 4096  # request rows kept as Python lists before they move to a numpy chu
 DATA_BUCKET = "fn-data"
 
 Stream = Callable[[str], np.random.Generator]
-#: Built-in simulators whose can_run depends only on (device, image) and the measurements: their answers are kept.
-_FIXED_CAN_RUN = (MeasuredSimulator, FixedSimulator, TraceSimulator)
+#: The built-in ``can_run`` methods, which depend only on (device, image) and the measurements: the answers of a simulator
+#: that uses one of them (a built-in, or a plugin that does not override it) are kept.
+_FIXED_CAN_RUN = (FunctionSimulator.can_run, MeasuredSimulator.can_run, TraceSimulator.can_run)
 
 
 class RequestFlow(Dispatch, Observations):
@@ -98,6 +99,8 @@ class RequestFlow(Dispatch, Observations):
         self.busy_of, self.unfinished_of, self.replica_rows_of, self.node_rows_of = chosen_measures(FAAS_LOOP_ENV)
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
+        self._node_figures: dict[int, tuple[str, float]] = {}  # per node position: device type, 1 / relative speed
+        self._resources: dict[tuple[str, str], tuple[float, float, float]] = {}  # the built-in resources() per device, image
         self._pod_templates: dict[tuple, Pod] = {}  # pod() per function, image and what it reads
         self.next_id = 0
         #: The next sample's time and who takes it (the world): samples are taken in time order by :meth:`catch_up`,
@@ -150,7 +153,7 @@ class RequestFlow(Dispatch, Observations):
         devices = self._runs_on.get((rt.sim, image))
         if devices is None:
             devices = tuple(sorted({str(d) for d in self.devices if rt.sim.can_run(str(d), image)}))
-            if type(rt.sim) in _FIXED_CAN_RUN:  # a plugin's can_run may read live parameters: asked every time
+            if type(rt.sim).can_run in _FIXED_CAN_RUN:  # a plugin's own can_run may read live parameters: asked every time
                 self._runs_on[(rt.sim, image)] = devices
         memory = int((rt.trace.memory_mib if rt.trace is not None and rt.trace.memory_mib else spec.memory_mib) * MiB)
         # one pod per function, image and the live parameters it reads; a replica's is a copy with its own name
@@ -179,7 +182,7 @@ class RequestFlow(Dispatch, Observations):
         if spec.data_out_mib > 0:
             labels[SENDS_TO] = f"{DATA_BUCKET}/{rt.key}-out"
         archs = tuple(sorted(self.m.image_sizes.get(image, {})))
-        return Pod(
+        pod = Pod(
             name="",
             containers=(Container(image, spec.cpu_millis, memory),),
             labels=labels,
@@ -190,21 +193,32 @@ class RequestFlow(Dispatch, Observations):
                 NodeSelectorTerm((NodeSelectorRequirement(ARCH, "In", archs), NodeSelectorRequirement(NODE_DEVICE, "In", devices))),
             ),
         )
+        _ = (pod.cpu_millis, pod.memory, pod.images)  # cached now: every copy has them (each cold start reads them)
+        return pod
 
     # -- the transitions heap ----------------------------------------------------------------------------
     def _push(self, t: float, kind: str, r: Replica) -> None:
         self._seq += 1
         heappush(self.heap, (t, self._seq, kind, r))
 
-    def _life_row(self, t: float, r: Replica, state: str, cause: str) -> None:
+    def _life_row(self, t: float, r: Replica, state: str, cause: str, log: bool = True) -> None:
+        """The lifecycle row of ``r`` entering ``state``; its function's state log follows unless ``log`` is off (the
+        caller logs again at the same time: a sample reads the last entry at or before its time)."""
         self._life((t, r.id, r.rt.name, state, r.node, r.image, cause))
-        if r.rt.state_log is not None:
+        if log and r.rt.state_log is not None:
             self.log_state(r.rt, t)
 
     def log_state(self, rt: FunctionRuntime, t: float) -> None:
-        """Append ``rt``'s replica states now to its state log (see :mod:`engine.faas.batchsample`)."""
+        """Append ``rt``'s replica states now to its state log (see :mod:`engine.faas.batchsample`); an entry at the
+        same time as the last one replaces it (a sample at or after ``t`` reads the newer one, and no stretch of time
+        was in force under the older)."""
         pending, starting, running, draining, placed = rt.states()
-        rt.state_log.append((t, pending, starting, running, draining, rt.replica_seconds_done, placed))  # type: ignore[union-attr]
+        log = rt.state_log
+        entry = (t, pending, starting, running, draining, rt.replica_seconds_done, placed)
+        if log and log[-1][0] == t:  # type: ignore[index]
+            log[-1] = entry  # type: ignore[index]
+        else:
+            log.append(entry)  # type: ignore[union-attr]
 
     # -- time ---------------------------------------------------------------------------------------------
     def catch_up(self, t: float) -> None:
@@ -233,6 +247,13 @@ class RequestFlow(Dispatch, Observations):
                 continue
             if top <= t and top <= due:
                 _, _, kind, r = heappop(heap)
+                if kind == "expire" and r.state == "running":  # an idle check, most often of an instance used since
+                    at = r.last_end + r.rt.spec.idle_timeout
+                    if top < at < INF and r.rt.spec.scaler == "per_request":  # used since: check again later (as _transition)
+                        self._seq += 1
+                        r.expiry = at
+                        heappush(heap, (at, self._seq, "expire", r))
+                        continue
                 self._transition(top, kind, r)
                 continue
             if due < t:
@@ -247,11 +268,11 @@ class RequestFlow(Dispatch, Observations):
         rt = r.rt
         if kind == "starting":
             if r.state == "conceived":
-                r.state = "starting"
+                rt.set_state(r, "starting")
                 self._life_row(t, r, "starting", "placed")
         elif kind == "running":
             if r.state == "starting":
-                r.state = "running"
+                rt.set_state(r, "running")
                 r.ready_at = t
                 self._life_row(t, r, "running", "started")
                 if rt.per_request:
@@ -268,18 +289,18 @@ class RequestFlow(Dispatch, Observations):
             if r.last_end + rt.spec.idle_timeout > t:  # (idle_timeout >= 0: every request it took has ended by t)
                 self._expiry(r, r.last_end)
                 return
-            live = [x for x in rt.replicas.values() if x.state in ("conceived", "starting", "running")]
-            if len(live) <= rt.spec.min_replicas:
+            live = live_count(rt)
+            if live <= rt.spec.min_replicas:
                 self._expiry(r, t)  # provisioned: kept warm
                 return
-            self._scale((t, rt.name, len(live), len(live) - 1, "per_request", f"idle for {rt.spec.idle_timeout:g} s"))
-            r.state = "draining"
-            self._life_row(t, r, "draining", "expired")
+            self._scale((t, rt.name, live, live - 1, "per_request", f"idle for {rt.spec.idle_timeout:g} s"))
+            rt.set_state(r, "draining")
+            self._life_row(t, r, "draining", "expired", log=False)  # removed at once: logged then
             self._remove(r, t, "expired")
 
     def _remove(self, r: Replica, t: float, cause: str) -> None:
         rt = r.rt
-        r.state = "removed"
+        rt.set_state(r, "removed")
         r.removed_at = t
         if r.placed_at is not None:
             rt.replica_seconds_done += t - r.placed_at
@@ -302,8 +323,10 @@ class RequestFlow(Dispatch, Observations):
         r = Replica(rid, rt, rt.spec.images[0], t, self.exec_rng(rid))
         self.by_id[rid] = r
         rt.replicas[rid] = r
-        self._life_row(t, r, "conceived", cause)
-        self._life_row(t, r, "scheduling", cause)
+        rt.count["conceived"] += 1
+        # every way out below logs the states at t again (bound, removed or pending): these two need no entry
+        self._life_row(t, r, "conceived", cause, log=False)
+        self._life_row(t, r, "scheduling", cause, log=False)
         images = list(rt.spec.images)
         for k, image in enumerate(images):
             last = k == len(images) - 1
@@ -315,10 +338,10 @@ class RequestFlow(Dispatch, Observations):
                 return r
         if not wait:
             rt.replicas.pop(rid, None)
-            r.state = "removed"
+            rt.set_state(r, "removed")
             self._life_row(t, r, "removed", "no_node")
             return None
-        r.state = "pending"
+        rt.set_state(r, "pending")
         self._life_row(t, r, "pending", "no_node")
         return r
 
@@ -355,15 +378,25 @@ class RequestFlow(Dispatch, Observations):
         image = p.image or r.image
         r.image = image
         r.node, r.node_index = p.node, p.node_index
-        r.device = str(self.devices[p.node_index])
-        # measured times are per device type: a node is only faster or slower than its device's own speed
-        reference = self._reference_speed.get(r.device)
-        if reference is None:  # read once per device type and run (the device table is checked for changes at each read)
-            reference = self._reference_speed[r.device] = reference_speed(r.device)
-        r.inv_speed = reference / max(float(self.node_speed[p.node_index]), 1e-9)
+        node = self._node_figures.get(p.node_index)
+        if node is None:  # its device type and speed factor, once per node and run
+            device = str(self.devices[p.node_index])
+            # measured times are per device type: a node is only faster or slower than its device's own speed
+            reference = self._reference_speed.get(device)
+            if reference is None:  # read once per device type and run (the device table is checked for changes at each read)
+                reference = self._reference_speed[device] = reference_speed(device)
+            node = self._node_figures[p.node_index] = (device, reference / max(float(self.node_speed[p.node_index]), 1e-9))
+        r.device, r.inv_speed = node
         r.transfer = p.storage_seconds_per_job
         r.placed_at = t
-        r.resources = rt.sim.resources(r.device, image)
+        if type(rt.sim).resources is FunctionSimulator.resources:  # the measurements' figures: kept per device and image
+            key = (r.device, image)
+            resources = self._resources.get(key)
+            if resources is None:
+                resources = self._resources[key] = rt.sim.resources(r.device, image)
+            r.resources = resources
+        else:
+            r.resources = rt.sim.resources(r.device, image)
         present = p.pull_seconds == 0.0
         cluster = self.placement.cluster
         size = cluster.image_size_on(cluster.image_index(image), p.node_index)
@@ -371,7 +404,7 @@ class RequestFlow(Dispatch, Observations):
         startup = rt.sim.startup(r.device, image, present, size, self.startup_rng)
         r.ready_at = t + wait + startup
         was_pending = r.state == "pending"
-        r.state = "conceived"
+        rt.set_state(r, "conceived")
         if was_pending:
             self._life_row(t, r, "scheduling", "capacity freed")
         r.heap = [r.ready_at] * r.threads if r.threads else []
@@ -407,7 +440,7 @@ class RequestFlow(Dispatch, Observations):
             rt.ready.remove(r)
             rt.outstanding.pop(r.id, None)
         state = r.state
-        r.state = "draining"
+        rt.set_state(r, "draining")
         r.drain_at = t
         self._life_row(t, r, "draining", cause)
         if state == "pending":

@@ -65,8 +65,18 @@ class DecisionCache:
             self.usable = self.scheduler.deterministic()
         if not self.usable:
             return None
-        cluster = self.cluster
-        return (self.scheduler.start_index, cluster.image_cached.shape, *(getattr(cluster, name).tobytes() for name in CHANGING))
+        c = self.cluster  # CHANGING's columns, spelt out (a generator over their names cost as much as the bytes)
+        return (
+            self.scheduler.start_index,
+            c.image_cached.shape,
+            c.cpu_free.tobytes(),
+            c.memory_free.tobytes(),
+            c.pods.tobytes(),
+            c.gpu_milli_free.tobytes(),
+            c.gpu_pods_by_kind.tobytes(),
+            c.schedulable.tobytes(),
+            c.image_cached.tobytes(),
+        )
 
     def get(self, key: tuple, pod: Pod) -> tuple[PlacementDecision, int] | None:
         """The frozen decision and the next scan start for ``pod`` under ``key``, or None."""

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -163,6 +163,9 @@ class Placement:
         return asdict(self)
 
 
+_PLACEMENT_FIELDS = tuple(f.name for f in fields(Placement))
+
+
 class PlacementService:
     """Places pods with the scheduler, keeps unplaceable ones pending and retries them when capacity frees."""
 
@@ -195,6 +198,7 @@ class PlacementService:
             if spec.name not in self.recorder:
                 self.recorder.declare(spec)
         self._add_placement = self.recorder.appender("placements")
+        self._count_placements = self.recorder.counter("placements")
         self._record_nodes()
 
     # -- recording -------------------------------------------------------------------------------------
@@ -255,12 +259,12 @@ class PlacementService:
                 float(pod.gpus),
                 count,
                 milli,
-                None if devices is None else sum(1 << d for d in devices),
+                None if devices is None else sum(1 << d for d in devices) if devices else 0,
                 None if decision is None else self._mode_label(),
                 number,
             )
         )
-        self.last_row = self.recorder.count("placements") - 1
+        self.last_row = self._count_placements() - 1
         return self.last_row
 
     def _mode_label(self) -> str:
@@ -306,13 +310,15 @@ class PlacementService:
             node,
             decision.feasible,
             decision.score,
-            cluster.pull_seconds(needed or [], node),
+            cluster.pull_seconds(needed, node) if needed else 0.0,  # (nothing to pull: 0.0, as pull_seconds gives it)
             self.scheduler.cost_seconds(decision),
             float(cluster.speed[node]),
             cluster.transfer_seconds(pod, node),
         )
         row = self._row(now, "bind", vm_id, pod, node, decision, values, number, decision.devices)
-        return Placement(*values, pod.containers[0].image, number, row, decision.devices)
+        placement = object.__new__(Placement)  # what Placement(...) makes (frozen: its __init__ sets field by field)
+        placement.__dict__.update(zip(_PLACEMENT_FIELDS, (*values, pod.containers[0].image, number, row, decision.devices), strict=True))
+        return placement
 
     def _decide(self, pod: Pod) -> tuple[PlacementDecision, list[str] | None, PlacementDecision | None]:
         """Schedule and bind ``pod``: the decision, the images the bind pulls, and the frozen decision when a breakdown is
@@ -388,6 +394,8 @@ class PlacementService:
 
         (The VM world's pods share one spec, so it stops at the first that still fits nowhere.)
         """
+        if not self.pending:
+            return []
         placed = []
         failed: list[Pod] = []
         for owner in list(self.pending):
