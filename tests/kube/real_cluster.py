@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -86,6 +87,10 @@ def _kubeconfig(server: str, ca: Path, user: str) -> str:
     )
 
 
+class PortTaken(RuntimeError):
+    """etcd or kube-apiserver exited because another process took its port first."""
+
+
 class RealKube:
     """etcd + kube-apiserver v1.20.2 in ``workdir`` (created), on free loopback ports; :meth:`start`, :meth:`stop`."""
 
@@ -94,8 +99,7 @@ class RealKube:
         self.disable_admission = disable_admission
         self.dir = Path(workdir)
         self.pki = self.dir / "pki"
-        self.etcd_port, self.etcd_peer_port, self.api_port = free_port(), free_port(), free_port()
-        self.url = f"https://127.0.0.1:{self.api_port}"
+        self._pick_ports()
         self.etcd: subprocess.Popen | None = None
         self.apiserver: subprocess.Popen | None = None
         self.others: list[subprocess.Popen] = []
@@ -149,14 +153,20 @@ class RealKube:
             )
         _openssl("genrsa", "-out", "sa.key", "2048", cwd=p)
         _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=p)
-        tokens = {user: secrets.token_hex(16) for user in (SCHEDULER_USER, NOBIND_USER, "system:kube-scheduler")}
-        (p / "tokens.csv").write_text("".join(f"{t},{u},{u}\n" for u, t in tokens.items()))
-        ca = p / "ca.crt"
+        self._tokens = {user: secrets.token_hex(16) for user in (SCHEDULER_USER, NOBIND_USER, "system:kube-scheduler")}
+        (p / "tokens.csv").write_text("".join(f"{t},{u},{u}\n" for u, t in self._tokens.items()))
+
+    def _pick_ports(self) -> None:
+        self.etcd_port, self.etcd_peer_port, self.api_port = free_port(), free_port(), free_port()
+        self.url = f"https://127.0.0.1:{self.api_port}"
+
+    def _write_kubeconfigs(self) -> None:
+        p, ca = self.pki, self.pki / "ca.crt"
         self.kubeconfigs["admin"] = self.dir / "admin.kubeconfig"
         self.kubeconfigs["admin"].write_text(
             _kubeconfig(self.url, ca, f"{{client-certificate: '{p / 'admin.crt'}', client-key: '{p / 'admin.key'}'}}")
         )
-        for user, token in tokens.items():
+        for user, token in self._tokens.items():
             path = self.dir / f"{user.replace(':', '-')}.kubeconfig"
             path.write_text(_kubeconfig(self.url, ca, f"{{token: {token}}}"))
             self.kubeconfigs[user] = path
@@ -165,9 +175,31 @@ class RealKube:
         with open(self.dir / log, "ab") as out:
             return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
-    def start(self) -> RealKube:
+    def start(self, attempts: int = 5) -> RealKube:
+        """PKI, etcd, kube-apiserver, RBAC. A free port is only free until someone else takes it (it is found, closed,
+        then handed over): when etcd or the apiserver finds its port taken, both are stopped and started again on
+        fresh ports, up to ``attempts`` times."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self._make_pki()
+        for attempt in range(attempts):
+            self._write_kubeconfigs()
+            try:
+                self._start_etcd()
+                self.start_apiserver()
+                break
+            except PortTaken:
+                self.stop()
+                if attempt == attempts - 1:
+                    raise
+                for log in ("etcd.log", "apiserver.log"):  # kept for a post-mortem, out of the next attempt's way
+                    if (self.dir / log).exists():
+                        (self.dir / log).rename(self.dir / f"{log}.attempt{attempt}")
+                shutil.rmtree(self.dir / "etcd-data", ignore_errors=True)  # it records the old peer URL
+                self._pick_ports()
+        self._apply_rbac()
+        return self
+
+    def _start_etcd(self) -> None:
         peer = f"http://127.0.0.1:{self.etcd_peer_port}"
         self.etcd = self._spawn(
             [
@@ -178,7 +210,8 @@ class RealKube:
             ],
             "etcd.log",
         )  # fmt: skip
-        self.start_apiserver()
+
+    def _apply_rbac(self) -> None:
         self.kubectl("apply", "-f", str(ROOT / "deploy" / "clusterrole.yaml"))
         self.kubectl("create", "clusterrolebinding", "skippy-scheduler-test", "--clusterrole=skippy-scheduler", f"--user={SCHEDULER_USER}")
         # the same rights without pods/binding: a scheduler that may watch but not bind
@@ -186,7 +219,6 @@ class RealKube:
         self.kubectl("create", "clusterrolebinding", "skippy-nobind", "--clusterrole=skippy-nobind", f"--user={NOBIND_USER}")
         self.kubectl("create", "clusterrole", "skippy-nobind-events", "--verb=create,patch", "--resource=events")
         self.kubectl("create", "clusterrolebinding", "skippy-nobind-events", "--clusterrole=skippy-nobind-events", f"--user={NOBIND_USER}")
-        return self
 
     def start_apiserver(self) -> None:
         p = self.pki
@@ -207,11 +239,25 @@ class RealKube:
         self.ready_seconds = time.monotonic() - t0
 
     def _ready(self) -> bool:
-        if self.apiserver is not None and self.apiserver.poll() is not None:
-            tail = (self.dir / "apiserver.log").read_text(errors="replace").splitlines()[-15:]
-            raise RuntimeError("kube-apiserver exited:\n" + "\n".join(tail))
+        for name, proc in (("etcd", self.etcd), ("kube-apiserver", self.apiserver)):
+            if proc is not None and proc.poll() is not None:
+                tail = (self.dir / f"{name.removeprefix('kube-')}.log").read_text(errors="replace").splitlines()[-15:]
+                kind = PortTaken if any("address already in use" in line for line in tail) else RuntimeError
+                raise kind(f"{name} exited:\n" + "\n".join(tail))
         done = subprocess.run(
-            ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", str(self.pki / "ca.crt"), f"{self.url}/readyz"],
+            [
+                "curl",
+                "-s",
+                "--max-time",
+                "5",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--cacert",
+                str(self.pki / "ca.crt"),
+                f"{self.url}/readyz",
+            ],
             capture_output=True,
             text=True,
         )
