@@ -231,6 +231,7 @@ class FunctionRuntime:
         self.gateway: deque[tuple[float, int]] = deque()  # (arrival, 0 waiting | rejection code), in arrival order
         self.waiting = 0
         self.ready: list[Replica] = []
+        self.unthreaded = 0  # ready replicas without worker threads (kept as ready changes: no pass per dispatch)
         self.rr = 0
         self.replicas: dict[int, Replica] = {}  # every replica not removed
         #: replicas (not removed) per state, kept by the flow as states change (:meth:`set_state`): no pass to count them

@@ -30,7 +30,7 @@ class NodeCapacities:
 
 def replica_rows(nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:
     """One row per placed replica of ``rt`` for the sample at ``now`` over the last ``interval`` seconds (the reference
-    of the compiled twin in :mod:`engine.faas._ready`, see :func:`engine.faas.ready_loop.chosen_measures`)."""
+    of the compiled twin in :mod:`engine.faas._ready`, see :func:`engine.faas.ready_loop.chosen_ready`)."""
     t0 = now - interval
     request = rt.spec.cpu_millis / 1000.0
     memory_request = rt.spec.memory_mib * 2**20
