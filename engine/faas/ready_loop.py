@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from engine.core.compiled import chosen_module
 from engine.faas.runtime import Replica
-from engine.faas.utilrows import node_rows, replica_rows
+from engine.faas.utilrows import node_rows, replica_rows, response_percentiles
 
 FAAS_READY_MODULE = "engine.faas._ready"
 
@@ -73,7 +73,8 @@ class ReadyTwins(NamedTuple):
     """What :func:`chosen_ready` gives: the round-robin loop, whether it (and the rest) is compiled, and what a sample
     and a scaler's observation read of each replica every few seconds: its request-seconds in service over a window
     (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions of the replica,
-    and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.utilrows.node_rows`)."""
+    and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.utilrows.node_rows`)
+    and response percentiles (:func:`~engine.faas.utilrows.response_percentiles`)."""
 
     round_robin_loop: Callable[..., tuple[int, int, float | None]]
     compiled: bool
@@ -81,6 +82,7 @@ class ReadyTwins(NamedTuple):
     unfinished: Callable[[Replica, float], int]
     replica_rows: Callable[..., None]
     node_rows: Callable[..., None]
+    response_percentiles: Callable[..., tuple[float, float, float]]
 
 
 def chosen_ready(env: str) -> ReadyTwins:
@@ -88,5 +90,6 @@ def chosen_ready(env: str) -> ReadyTwins:
     references (the module asked for once)."""
     module = chosen_module(FAAS_READY_MODULE, env)
     if module is not None:
-        return ReadyTwins(module.round_robin_loop, True, module.busy_seconds, module.unfinished, module.replica_rows, module.node_rows)
-    return ReadyTwins(round_robin_loop, False, Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows)
+        m = module
+        return ReadyTwins(m.round_robin_loop, True, m.busy_seconds, m.unfinished, m.replica_rows, m.node_rows, m.response_percentiles)
+    return ReadyTwins(round_robin_loop, False, Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows, response_percentiles)

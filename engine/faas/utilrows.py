@@ -1,5 +1,6 @@
 """The ``utilization`` table's rows of one sample: one per placed replica, then one per node hosting replicas (the sums
-of its replica rows), as tuples in the table's column order (one append per row; the world transposes them once).
+of its replica rows), as tuples in the table's column order (one append per row; the world transposes them once); and
+a sample's response percentiles of the requests since the last one (:func:`response_percentiles`).
 """
 
 from __future__ import annotations
@@ -7,6 +8,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from engine.core.quantiles import sorted_linear_percentiles
 from engine.faas.observations import cores_used
 
 if TYPE_CHECKING:
@@ -93,3 +97,21 @@ def node_rows(cluster: Cluster, nodes: NodeCapacities, now: float, rows: list[Ro
                 busy,
             )
         )
+
+
+def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int = 0) -> tuple[float, float, float]:
+    """p50, p95, p99 of the responses of the served rows ``lo:`` of the tail lists, as ``np.percentile(response,
+    [50, 95, 99])`` gives them (:mod:`engine.core.quantiles`: the same bits without numpy's cost per call).
+
+    A sample's usual share of rows is sorted in Python; many rows go to numpy arrays first. The reference of the
+    compiled twin in :mod:`engine.faas._ready` (see :func:`engine.faas.ready_loop.chosen_ready`).
+    """
+    if len(rep) - lo > 256:
+        r, a, s, e = (np.asarray(c[lo:], dtype=np.float64) for c in (rep, arr, start, exe))
+        ordered = np.sort((s + e - a)[r >= 0]).tolist()
+    else:
+        ordered = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
+    if not ordered:
+        return (math.nan, math.nan, math.nan)
+    p50, p95, p99 = sorted_linear_percentiles(ordered, (50, 95, 99))
+    return p50, p95, p99

@@ -2,6 +2,7 @@
 
 * the round-robin dispatch loop (:func:`engine.faas.ready_loop.round_robin_loop`): the same columns, replica state
   and return values on random arrivals, called in chunks;
+* a sample's response percentiles (:func:`engine.faas.utilrows.response_percentiles`): the same bits;
 * a replica's busy seconds and unfinished requests (:meth:`Replica.busy_seconds`, :meth:`Replica.unfinished`): the
   same bits on random request rows and windows, short and long (numpy's pairwise sum above 128 values);
 * whole runs (edge-1000's shape, shortened; a functions scenario with a parameter change and a node drain) with
@@ -23,6 +24,7 @@ from engine.core.compiled import compiled_module
 from engine.faas.dispatch import FAAS_LOOP_ENV
 from engine.faas.ready_loop import FAAS_READY_MODULE, round_robin_loop
 from engine.faas.runtime import Replica
+from engine.faas.utilrows import response_percentiles
 
 twin = compiled_module(FAAS_READY_MODULE)
 needs_compiled = pytest.mark.skipif(
@@ -116,6 +118,27 @@ def test_the_pairwise_sum_is_numpys_for_long_windows():
         r.max_exec, r.last_end = max(r.ends), max(r.ends)
         expected = float(np.sum(np.asarray(r.ends)))
         assert twin.busy_seconds(r, 0.0, 1e300) == expected == r.busy_seconds(0.0, 1e300)
+
+
+@needs_compiled
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 50, 200, 256, 257, 258, 600, 5000])
+def test_the_percentile_twin_gives_the_references_bits(n):
+    """A sample's response p50/p95/p99 (the reference sorts in Python up to 256 rows, with numpy above): rejected rows
+    (negative codes, NaN start and execution) left out, from every tail offset, ties included."""
+    rng = np.random.default_rng(n + 11)
+    rep = rng.integers(-3, 30, n).tolist()
+    arr = np.cumsum(rng.exponential(0.02, n)).tolist()
+    start = [a + w for a, w in zip(arr, rng.exponential(0.05, n).tolist(), strict=True)]
+    exe = rng.lognormal(-1.0, 0.8, n).tolist()
+    for i in range(0, n, 7):  # equal responses
+        start[i], exe[i], arr[i] = 1.0, 0.5, 0.25
+    for i in range(n):
+        if rep[i] < 0:
+            start[i] = exe[i] = math.nan
+    for lo in sorted({0, 1, n // 3, n // 2, max(n - 2, 0), n, n + 1}):
+        expected = response_percentiles(rep, arr, start, exe, lo)
+        got = twin.response_percentiles(rep, arr, start, exe, lo)
+        assert str(got) == str(expected) and type(got) is tuple and all(type(x) is float for x in got)
 
 
 def _edge_like() -> object:
