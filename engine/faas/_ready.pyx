@@ -16,6 +16,8 @@ from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.math cimport NAN, floor
 from libc.stdlib cimport qsort
 
+import numpy as np
+
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
         PyObject** ob_item
@@ -384,3 +386,23 @@ def response_percentiles(list rep, list arr, list start, list exe, Py_ssize_t lo
     finally:
         PyMem_Free(ordered)
     return (p50, p95, p99)
+
+
+def tail_arrays(list rep, list arr, list start, list exe):
+    """:func:`engine.faas.runtime.tail_arrays`, compiled: each number written into its array as ``np.asarray`` does
+    (an int as a C int, range-checked; a float's double as is), without numpy's discovery pass over the list."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(rep)
+    cdef Py_ssize_t i
+    if PyList_GET_SIZE(arr) != n or PyList_GET_SIZE(start) != n or PyList_GET_SIZE(exe) != n:
+        raise ValueError("the request columns differ in length")
+    out = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64))
+    cdef int[::1] r = out[0]
+    cdef double[::1] a = out[1]
+    cdef double[::1] s = out[2]
+    cdef double[::1] e = out[3]
+    for i in range(n):
+        r[i] = <object>PyList_GET_ITEM(rep, i)
+        a[i] = _as_double(<object>PyList_GET_ITEM(arr, i))
+        s[i] = _as_double(<object>PyList_GET_ITEM(start, i))
+        e[i] = _as_double(<object>PyList_GET_ITEM(exe, i))
+    return out

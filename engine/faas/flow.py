@@ -120,6 +120,7 @@ class RequestFlow(Dispatch, Observations):
         self.functions: list[FunctionRuntime] = []
         for i, key in enumerate(slots):
             rt = FunctionRuntime(i, key, sections[key], self.faas, measurements, np.random.default_rng([requests_seed, i]), sections)
+            rt.as_arrays = ready.tail_arrays
             self.functions.append(rt)
         self.by_key = {rt.key: rt for rt in self.functions}
         self._register_images()

@@ -15,7 +15,7 @@ from heapq import heapreplace
 from typing import NamedTuple
 
 from engine.core.compiled import chosen_module
-from engine.faas.runtime import Replica
+from engine.faas.runtime import Replica, tail_arrays
 from engine.faas.utilrows import node_rows, replica_rows, response_percentiles
 
 FAAS_READY_MODULE = "engine.faas._ready"
@@ -74,7 +74,8 @@ class ReadyTwins(NamedTuple):
     and a scaler's observation read of each replica every few seconds: its request-seconds in service over a window
     (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions of the replica,
     and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.utilrows.node_rows`)
-    and response percentiles (:func:`~engine.faas.utilrows.response_percentiles`)."""
+    and response percentiles (:func:`~engine.faas.utilrows.response_percentiles`); a function's request columns as
+    numpy arrays (:func:`engine.faas.runtime.tail_arrays`, every 4,096 rows)."""
 
     round_robin_loop: Callable[..., tuple[int, int, float | None]]
     compiled: bool
@@ -83,6 +84,7 @@ class ReadyTwins(NamedTuple):
     replica_rows: Callable[..., None]
     node_rows: Callable[..., None]
     response_percentiles: Callable[..., tuple[float, float, float]]
+    tail_arrays: Callable[..., tuple]
 
 
 def chosen_ready(env: str) -> ReadyTwins:
@@ -91,5 +93,9 @@ def chosen_ready(env: str) -> ReadyTwins:
     module = chosen_module(FAAS_READY_MODULE, env)
     if module is not None:
         m = module
-        return ReadyTwins(m.round_robin_loop, True, m.busy_seconds, m.unfinished, m.replica_rows, m.node_rows, m.response_percentiles)
-    return ReadyTwins(round_robin_loop, False, Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows, response_percentiles)
+        return ReadyTwins(
+            m.round_robin_loop, True, m.busy_seconds, m.unfinished, m.replica_rows, m.node_rows, m.response_percentiles, m.tail_arrays
+        )
+    return ReadyTwins(
+        round_robin_loop, False, Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows, response_percentiles, tail_arrays
+    )

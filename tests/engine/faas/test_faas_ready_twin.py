@@ -2,6 +2,7 @@
 
 * the round-robin dispatch loop (:func:`engine.faas.ready_loop.round_robin_loop`): the same columns, replica state
   and return values on random arrivals, called in chunks;
+* a function's request columns as arrays (:func:`engine.faas.runtime.tail_arrays`): the same bytes;
 * a sample's response percentiles (:func:`engine.faas.utilrows.response_percentiles`): the same bits;
 * a replica's busy seconds and unfinished requests (:meth:`Replica.busy_seconds`, :meth:`Replica.unfinished`): the
   same bits on random request rows and windows, short and long (numpy's pairwise sum above 128 values);
@@ -23,7 +24,7 @@ from engine import Simulation
 from engine.core.compiled import compiled_module
 from engine.faas.dispatch import FAAS_LOOP_ENV
 from engine.faas.ready_loop import FAAS_READY_MODULE, round_robin_loop
-from engine.faas.runtime import Replica
+from engine.faas.runtime import Replica, tail_arrays
 from engine.faas.utilrows import response_percentiles
 
 twin = compiled_module(FAAS_READY_MODULE)
@@ -139,6 +140,25 @@ def test_the_percentile_twin_gives_the_references_bits(n):
         expected = response_percentiles(rep, arr, start, exe, lo)
         got = twin.response_percentiles(rep, arr, start, exe, lo)
         assert str(got) == str(expected) and type(got) is tuple and all(type(x) is float for x in got)
+
+
+@needs_compiled
+@pytest.mark.parametrize("n", [0, 1, 9, 4096])
+def test_the_tail_arrays_twin_gives_numpys_arrays(n):
+    """The request columns as arrays (every flush): the same dtypes and bytes as ``np.asarray`` (NaN, -0.0, an int in
+    a float column, the int32 bounds), and a replica id beyond int32 fails as numpy's conversion does."""
+    rng = np.random.default_rng(n)
+    rep = rng.integers(-3, 2**31 - 1, n).tolist()
+    arr, start, exe = (rng.normal(size=n).tolist() for _ in range(3))
+    if n > 2:
+        rep[:2] = [2**31 - 1, -(2**31)]
+        arr[0], start[1], exe[2] = 5, math.nan, -0.0
+    expected, got = tail_arrays(rep, arr, start, exe), twin.tail_arrays(rep, arr, start, exe)
+    for x, y in zip(expected, got, strict=True):
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+    if n:
+        with pytest.raises(OverflowError):
+            twin.tail_arrays([2**31] + rep[1:], arr, start, exe)
 
 
 def _edge_like() -> object:
