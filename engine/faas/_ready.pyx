@@ -406,3 +406,37 @@ def tail_arrays(list rep, list arr, list start, list exe):
         s[i] = _as_double(<object>PyList_GET_ITEM(start, i))
         e[i] = _as_double(<object>PyList_GET_ITEM(exe, i))
     return out
+
+
+cdef Py_ssize_t _in_service(object r, double t) except -1:
+    """:meth:`engine.faas.runtime.Replica.in_service`: starts up to ``t`` (as far back as the longest execution) whose
+    end is after ``t``."""
+    cdef list starts = r.starts
+    cdef list ends = r.ends
+    cdef Py_ssize_t n = PyList_GET_SIZE(starts)
+    cdef Py_ssize_t hi = _bisect_right(starts, t, n)
+    cdef Py_ssize_t count = 0
+    cdef Py_ssize_t i
+    if hi > PyList_GET_SIZE(ends):
+        raise IndexError("a replica has fewer ends than starts")
+    for i in range(_bisect_left(starts, t - _as_double(r.max_exec), hi), hi):
+        if _as_double(<object>PyList_GET_ITEM(ends, i)) > t:
+            count += 1
+    return count
+
+
+cdef Py_ssize_t _queued(object r, double t) except -1:
+    """:meth:`engine.faas.runtime.Replica.queued`: starts after ``t``."""
+    cdef list starts = r.starts
+    cdef Py_ssize_t n = PyList_GET_SIZE(starts)
+    return n - _bisect_right(starts, t, n)
+
+
+def replica_counts(list ready, live, double t):
+    """:func:`engine.faas.observations.replica_counts`, compiled: read that function first."""
+    cdef Py_ssize_t total = 0
+    busy = tuple([_in_service(r, t) for r in ready])
+    queued = tuple([_queued(r, t) for r in ready])
+    for r in live:
+        total += _queued(r, t)
+    return busy, queued, total

@@ -94,13 +94,14 @@ class RequestFlow(Dispatch, Observations):
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
         self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
-        # the round-robin loop, Replica.busy_seconds, Replica.unfinished, utilrows.replica_rows, node_rows and
-        # response_percentiles, or their compiled twins (the same switch)
+        # the round-robin loop and a replica's, a sample's and a round's measures (engine.faas.ready_loop.ReadyTwins), or
+        # their compiled twins (the same switch)
         ready = chosen_ready(FAAS_LOOP_ENV)
         self._rr_loop, self.compiled_ready = ready.round_robin_loop, ready.compiled
         self.busy_of, self.unfinished_of = ready.busy_seconds, ready.unfinished
         self.replica_rows_of, self.node_rows_of = ready.replica_rows, ready.node_rows
         self.percentiles_of = ready.response_percentiles  # utilrows.response_percentiles, or its compiled twin
+        self.counts_of = ready.replica_counts  # observations.replica_counts, or its compiled twin
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self._node_figures: dict[int, tuple[str, float]] = {}  # per node position: device type, 1 / relative speed

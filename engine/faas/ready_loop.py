@@ -15,6 +15,7 @@ from heapq import heapreplace
 from typing import NamedTuple
 
 from engine.core.compiled import chosen_module
+from engine.faas.observations import replica_counts
 from engine.faas.runtime import Replica, tail_arrays
 from engine.faas.utilrows import node_rows, replica_rows, response_percentiles
 
@@ -75,7 +76,8 @@ class ReadyTwins(NamedTuple):
     (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions of the replica,
     and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.utilrows.node_rows`)
     and response percentiles (:func:`~engine.faas.utilrows.response_percentiles`); a function's request columns as
-    numpy arrays (:func:`engine.faas.runtime.tail_arrays`, every 4,096 rows)."""
+    numpy arrays (:func:`engine.faas.runtime.tail_arrays`, every 4,096 rows); a scaler round's counts
+    (:func:`engine.faas.observations.replica_counts`)."""
 
     round_robin_loop: Callable[..., tuple[int, int, float | None]]
     compiled: bool
@@ -85,6 +87,7 @@ class ReadyTwins(NamedTuple):
     node_rows: Callable[..., None]
     response_percentiles: Callable[..., tuple[float, float, float]]
     tail_arrays: Callable[..., tuple]
+    replica_counts: Callable[..., tuple]
 
 
 def chosen_ready(env: str) -> ReadyTwins:
@@ -94,8 +97,24 @@ def chosen_ready(env: str) -> ReadyTwins:
     if module is not None:
         m = module
         return ReadyTwins(
-            m.round_robin_loop, True, m.busy_seconds, m.unfinished, m.replica_rows, m.node_rows, m.response_percentiles, m.tail_arrays
+            m.round_robin_loop,
+            True,
+            m.busy_seconds,
+            m.unfinished,
+            m.replica_rows,
+            m.node_rows,
+            m.response_percentiles,
+            m.tail_arrays,
+            m.replica_counts,
         )
     return ReadyTwins(
-        round_robin_loop, False, Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows, response_percentiles, tail_arrays
+        round_robin_loop,
+        False,
+        Replica.busy_seconds,
+        Replica.unfinished,
+        replica_rows,
+        node_rows,
+        response_percentiles,
+        tail_arrays,
+        replica_counts,
     )

@@ -4,6 +4,7 @@
   and return values on random arrivals, called in chunks;
 * a function's request columns as arrays (:func:`engine.faas.runtime.tail_arrays`): the same bytes;
 * a sample's response percentiles (:func:`engine.faas.utilrows.response_percentiles`): the same bits;
+* a scaler round's counts (:func:`engine.faas.observations.replica_counts`);
 * a replica's busy seconds and unfinished requests (:meth:`Replica.busy_seconds`, :meth:`Replica.unfinished`): the
   same bits on random request rows and windows, short and long (numpy's pairwise sum above 128 values);
 * whole runs (edge-1000's shape, shortened; a functions scenario with a parameter change and a node drain) with
@@ -23,6 +24,7 @@ from support_faas import function, scenario
 from engine import Simulation
 from engine.core.compiled import compiled_module
 from engine.faas.dispatch import FAAS_LOOP_ENV
+from engine.faas.observations import replica_counts
 from engine.faas.ready_loop import FAAS_READY_MODULE, round_robin_loop
 from engine.faas.runtime import Replica, tail_arrays
 from engine.faas.utilrows import response_percentiles
@@ -106,6 +108,18 @@ def test_the_measure_twins_give_the_methods_bits(n):
         assert math.copysign(1.0, twin.busy_seconds(r, t0, t1)) == math.copysign(1.0, r.busy_seconds(t0, t1))
         assert twin.busy_seconds(r, t0, t1) == r.busy_seconds(t0, t1)
         assert twin.unfinished(r, t1) == r.unfinished(t1)
+
+
+@needs_compiled
+def test_the_round_counts_twin_counts_as_the_methods():
+    """A scaler round's counts (in service and queued per ready replica, queued on every live one) at times before,
+    within and after the rows, ties at a start or an end included."""
+    rng = np.random.default_rng(17)
+    reps = [_rows(rng, n) for n in (0, 1, 8, 200, 3000)]
+    times = [-1.0, 0.0, *rng.uniform(0.0, 110.0, 50).tolist(), reps[3].starts[5], reps[3].ends[7], 1e9]
+    for t in times:
+        assert twin.replica_counts(reps[1:], reps, t) == replica_counts(reps[1:], reps, t)
+        assert twin.replica_counts([], iter(reps), t) == replica_counts([], iter(reps), t)
 
 
 @needs_compiled
