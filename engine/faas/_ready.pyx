@@ -14,6 +14,7 @@ from cpython.object cimport PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.math cimport NAN, floor
+from libc.stdint cimport int64_t
 from libc.stdlib cimport qsort
 
 import numpy as np
@@ -232,8 +233,8 @@ def replica_rows(nodes, rt, now, double interval, list rows):
     memory_request_obj = spec.memory_mib * 2**20
     cdef double memory_request = _as_double(memory_request_obj)
     name = rt.name
-    cdef list cpu = nodes.cpu
-    cdef list memory = nodes.memory
+    cdef const int64_t[:] cpu = nodes.cpu  # the cluster's columns (utilrows.NodeCapacities with lists off)
+    cdef const int64_t[:] memory = nodes.memory
     cdef Py_ssize_t i
     cdef double pa, start, span, busy, node_cores, share, gpu, ram, y, cores, node_memory, z, m, g
     for r in rt.replicas.values():
@@ -241,19 +242,19 @@ def replica_rows(nodes, rt, now, double interval, list rows):
         placed = r.placed_at
         if placed is None or i < 0:
             continue
-        if i >= PyList_GET_SIZE(cpu) or i >= PyList_GET_SIZE(memory):
-            raise IndexError("list index out of range")
+        if i >= cpu.shape[0] or i >= memory.shape[0]:
+            raise IndexError("node index out of range")
         pa = _as_double(placed)
         start = pa if pa > t0 else t0
         span = t_now - start
         if 1e-9 > span:
             span = 1e-9
         busy = _busy(r, t0, t_now) / span
-        node_cores = _as_double(<object>PyList_GET_ITEM(cpu, i)) / 1000.0
+        node_cores = <double>cpu[i] / 1000.0  # int(cpu[i]) / 1000.0: the int made a double, then divided
         share, gpu, ram = r.resources
         y = busy * (share * node_cores if share >= 0 else 1.0)
         cores = y if y < node_cores else node_cores
-        node_memory = _as_double(<object>PyList_GET_ITEM(memory, i))
+        node_memory = <double>memory[i]
         z = busy * ram * node_memory
         if z > memory_request:
             m = z
@@ -283,9 +284,12 @@ def node_rows(cluster, nodes, now, list rows):
     as doubles: Python's float additions)."""
     cdef dict slot = {}  # node -> its four sums' place in acc, in order of first row
     cdef Py_ssize_t n = PyList_GET_SIZE(rows)
-    cdef Py_ssize_t k, j
+    cdef Py_ssize_t k, j, i
     cdef double cpu, memory, gpu, busy, allocated, cores, node_memory
     cdef long long capacity, free_cpu
+    cdef const int64_t[:] ncpu = nodes.cpu  # the cluster's columns (utilrows.NodeCapacities with lists off)
+    cdef const int64_t[:] nfree = nodes.free_cpu
+    cdef const int64_t[:] nmemory = nodes.memory
     if n == 0:
         return
     cdef double* acc = <double*>PyMem_Malloc(4 * n * sizeof(double))
@@ -310,11 +314,13 @@ def node_rows(cluster, nodes, now, list rows):
             j = slot[node]
             cpu, memory, gpu, busy = acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]
             i = index[node]
-            capacity = nodes.cpu[i]
-            free_cpu = nodes.free_cpu[i]
+            if i < 0 or i >= ncpu.shape[0] or i >= nfree.shape[0] or i >= nmemory.shape[0]:
+                raise IndexError("node index out of range")
+            capacity = ncpu[i]
+            free_cpu = nfree[i]
             allocated = <double>(capacity - free_cpu) / 1000.0
             cores = cpu * <double>capacity / 1000.0
-            node_memory = _as_double(nodes.memory[i])
+            node_memory = <double>nmemory[i]
             rows.append(
                 (
                     now,

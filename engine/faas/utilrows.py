@@ -22,14 +22,19 @@ Row = tuple
 
 
 class NodeCapacities:
-    """The cluster's node capacity columns as plain numbers, read once per sample (a numpy element costs per read)."""
+    """The cluster's node capacity columns as plain numbers, read once per sample (a numpy element costs per read); or,
+    for the compiled rows (``lists`` off), the cluster's int64 columns themselves, read in place (a sample binds and
+    releases nothing, so they hold what the lists would)."""
 
     __slots__ = ("cpu", "memory", "free_cpu")
 
-    def __init__(self, cluster: Cluster):
-        self.cpu: list[int] = cluster.cpu_capacity.tolist()
-        self.memory: list[int] = cluster.memory_capacity.tolist()
-        self.free_cpu: list[int] = cluster.cpu_free.tolist()
+    def __init__(self, cluster: Cluster, lists: bool = True):
+        if lists:
+            self.cpu: list[int] | np.ndarray = cluster.cpu_capacity.tolist()
+            self.memory: list[int] | np.ndarray = cluster.memory_capacity.tolist()
+            self.free_cpu: list[int] | np.ndarray = cluster.cpu_free.tolist()
+        else:
+            self.cpu, self.memory, self.free_cpu = cluster.cpu_capacity, cluster.memory_capacity, cluster.cpu_free
 
 
 def replica_rows(nodes: NodeCapacities, rt: FunctionRuntime, now: float, interval: float, rows: list[Row]) -> None:

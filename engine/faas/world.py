@@ -269,7 +269,7 @@ class FunctionWorld:
         add = self._sample_row
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
-        nodes = NodeCapacities(self.placement.cluster) if utilization else None
+        nodes = NodeCapacities(self.placement.cluster, not flow.compiled_ready) if utilization else None  # arrays: compiled rows
         unfinished = flow.unfinished_of  # Replica.unfinished, or its compiled twin
         for rt in flow.functions:
             tail, lo = rt.c_rep, rt.sampled
