@@ -11,6 +11,7 @@ apply to every cluster.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,9 +78,12 @@ def device_shapes(path: Path = DEVICES_FILE) -> dict[str, DeviceShape]:
     return filecache.cached("devices", path, (), build)
 
 
-def device_node(name: str, device: str, labels: dict[str, str], registry_bandwidth: float) -> NodeSpec:
-    """A node of a measured device type: its cpus, memory, arch, GPU or TPU."""
-    shape = device_shapes()[device]
+def device_node(
+    name: str, device: str, labels: dict[str, str], registry_bandwidth: float, shapes: Mapping[str, DeviceShape] | None = None
+) -> NodeSpec:
+    """A node of a measured device type: its cpus, memory, arch, GPU or TPU (``shapes``: :func:`device_shapes`, read
+    by the caller once for many nodes)."""
+    shape = (device_shapes() if shapes is None else shapes)[device]
     labels = {ARCH: shape.arch, NODE_CLASS: device, NODE_DEVICE: device, **labels}
     gpus = 0.0
     if shape.gpu:

@@ -13,7 +13,11 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, Py_INCREF
-from libc.math cimport NAN
+from libc.math cimport NAN, floor
+from libc.stdint cimport int64_t
+from libc.stdlib cimport qsort
+
+import numpy as np
 
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
@@ -229,8 +233,8 @@ def replica_rows(nodes, rt, now, double interval, list rows):
     memory_request_obj = spec.memory_mib * 2**20
     cdef double memory_request = _as_double(memory_request_obj)
     name = rt.name
-    cdef list cpu = nodes.cpu
-    cdef list memory = nodes.memory
+    cdef const int64_t[:] cpu = nodes.cpu  # the cluster's columns (utilrows.NodeCapacities with lists off)
+    cdef const int64_t[:] memory = nodes.memory
     cdef Py_ssize_t i
     cdef double pa, start, span, busy, node_cores, share, gpu, ram, y, cores, node_memory, z, m, g
     for r in rt.replicas.values():
@@ -238,19 +242,19 @@ def replica_rows(nodes, rt, now, double interval, list rows):
         placed = r.placed_at
         if placed is None or i < 0:
             continue
-        if i >= PyList_GET_SIZE(cpu) or i >= PyList_GET_SIZE(memory):
-            raise IndexError("list index out of range")
+        if i >= cpu.shape[0] or i >= memory.shape[0]:
+            raise IndexError("node index out of range")
         pa = _as_double(placed)
         start = pa if pa > t0 else t0
         span = t_now - start
         if 1e-9 > span:
             span = 1e-9
         busy = _busy(r, t0, t_now) / span
-        node_cores = _as_double(<object>PyList_GET_ITEM(cpu, i)) / 1000.0
+        node_cores = <double>cpu[i] / 1000.0  # int(cpu[i]) / 1000.0: the int made a double, then divided
         share, gpu, ram = r.resources
         y = busy * (share * node_cores if share >= 0 else 1.0)
         cores = y if y < node_cores else node_cores
-        node_memory = _as_double(<object>PyList_GET_ITEM(memory, i))
+        node_memory = <double>memory[i]
         z = busy * ram * node_memory
         if z > memory_request:
             m = z
@@ -280,9 +284,12 @@ def node_rows(cluster, nodes, now, list rows):
     as doubles: Python's float additions)."""
     cdef dict slot = {}  # node -> its four sums' place in acc, in order of first row
     cdef Py_ssize_t n = PyList_GET_SIZE(rows)
-    cdef Py_ssize_t k, j
+    cdef Py_ssize_t k, j, i
     cdef double cpu, memory, gpu, busy, allocated, cores, node_memory
     cdef long long capacity, free_cpu
+    cdef const int64_t[:] ncpu = nodes.cpu  # the cluster's columns (utilrows.NodeCapacities with lists off)
+    cdef const int64_t[:] nfree = nodes.free_cpu
+    cdef const int64_t[:] nmemory = nodes.memory
     if n == 0:
         return
     cdef double* acc = <double*>PyMem_Malloc(4 * n * sizeof(double))
@@ -307,11 +314,13 @@ def node_rows(cluster, nodes, now, list rows):
             j = slot[node]
             cpu, memory, gpu, busy = acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]
             i = index[node]
-            capacity = nodes.cpu[i]
-            free_cpu = nodes.free_cpu[i]
+            if i < 0 or i >= ncpu.shape[0] or i >= nfree.shape[0] or i >= nmemory.shape[0]:
+                raise IndexError("node index out of range")
+            capacity = ncpu[i]
+            free_cpu = nfree[i]
             allocated = <double>(capacity - free_cpu) / 1000.0
             cores = cpu * <double>capacity / 1000.0
-            node_memory = _as_double(nodes.memory[i])
+            node_memory = <double>nmemory[i]
             rows.append(
                 (
                     now,
@@ -328,3 +337,112 @@ def node_rows(cluster, nodes, now, list rows):
             )
     finally:
         PyMem_Free(acc)
+
+
+cdef int _ascending(const void* x, const void* y) noexcept nogil:
+    cdef double a = (<const double*>x)[0]
+    cdef double b = (<const double*>y)[0]
+    return (a > b) - (a < b)
+
+
+cdef double _percentile(double* ordered, Py_ssize_t n, double p) noexcept nogil:
+    """:func:`engine.core.quantiles.sorted_linear_percentiles` of one percent ``p``: the same operations."""
+    cdef double virtual = <double>(n - 1) * (p / 100.0)
+    cdef Py_ssize_t below
+    cdef double gamma, low, high, diff
+    if virtual >= <double>(n - 1):
+        return ordered[n - 1]
+    below = <Py_ssize_t>floor(virtual)
+    gamma = virtual - <double>below
+    low = ordered[below]
+    high = ordered[below + 1]
+    diff = high - low
+    return high - diff * (1.0 - gamma) if gamma >= 0.5 else low + diff * gamma
+
+
+def response_percentiles(list rep, list arr, list start, list exe, Py_ssize_t lo=0):
+    """:func:`engine.faas.utilrows.response_percentiles`, compiled: read that function first. The responses (start +
+    execution - arrival, as doubles) of the served rows are sorted by ``qsort``: the same values in the same order
+    as Python's or numpy's sort (no NaN is served), then interpolated as the reference does."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(rep)
+    cdef Py_ssize_t i, k = 0
+    cdef double* ordered
+    cdef double p50, p95, p99
+    if PyList_GET_SIZE(arr) != n or PyList_GET_SIZE(start) != n or PyList_GET_SIZE(exe) != n:
+        raise ValueError("the request columns differ in length")
+    if lo < 0:
+        lo = 0
+    if n <= lo:
+        return (NAN, NAN, NAN)
+    ordered = <double*>PyMem_Malloc((n - lo) * sizeof(double))
+    if ordered == NULL:
+        raise MemoryError()
+    try:
+        for i in range(lo, n):
+            if <object>PyList_GET_ITEM(rep, i) >= 0:
+                ordered[k] = (_as_double(<object>PyList_GET_ITEM(start, i)) + _as_double(<object>PyList_GET_ITEM(exe, i))
+                              - _as_double(<object>PyList_GET_ITEM(arr, i)))
+                k += 1
+        if k == 0:
+            return (NAN, NAN, NAN)
+        qsort(ordered, k, sizeof(double), _ascending)
+        p50 = _percentile(ordered, k, 50.0)
+        p95 = _percentile(ordered, k, 95.0)
+        p99 = _percentile(ordered, k, 99.0)
+    finally:
+        PyMem_Free(ordered)
+    return (p50, p95, p99)
+
+
+def tail_arrays(list rep, list arr, list start, list exe):
+    """:func:`engine.faas.runtime.tail_arrays`, compiled: each number written into its array as ``np.asarray`` does
+    (an int as a C int, range-checked; a float's double as is), without numpy's discovery pass over the list."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(rep)
+    cdef Py_ssize_t i
+    if PyList_GET_SIZE(arr) != n or PyList_GET_SIZE(start) != n or PyList_GET_SIZE(exe) != n:
+        raise ValueError("the request columns differ in length")
+    out = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64))
+    cdef int[::1] r = out[0]
+    cdef double[::1] a = out[1]
+    cdef double[::1] s = out[2]
+    cdef double[::1] e = out[3]
+    for i in range(n):
+        r[i] = <object>PyList_GET_ITEM(rep, i)
+        a[i] = _as_double(<object>PyList_GET_ITEM(arr, i))
+        s[i] = _as_double(<object>PyList_GET_ITEM(start, i))
+        e[i] = _as_double(<object>PyList_GET_ITEM(exe, i))
+    return out
+
+
+cdef Py_ssize_t _in_service(object r, double t) except -1:
+    """:meth:`engine.faas.runtime.Replica.in_service`: starts up to ``t`` (as far back as the longest execution) whose
+    end is after ``t``."""
+    cdef list starts = r.starts
+    cdef list ends = r.ends
+    cdef Py_ssize_t n = PyList_GET_SIZE(starts)
+    cdef Py_ssize_t hi = _bisect_right(starts, t, n)
+    cdef Py_ssize_t count = 0
+    cdef Py_ssize_t i
+    if hi > PyList_GET_SIZE(ends):
+        raise IndexError("a replica has fewer ends than starts")
+    for i in range(_bisect_left(starts, t - _as_double(r.max_exec), hi), hi):
+        if _as_double(<object>PyList_GET_ITEM(ends, i)) > t:
+            count += 1
+    return count
+
+
+cdef Py_ssize_t _queued(object r, double t) except -1:
+    """:meth:`engine.faas.runtime.Replica.queued`: starts after ``t``."""
+    cdef list starts = r.starts
+    cdef Py_ssize_t n = PyList_GET_SIZE(starts)
+    return n - _bisect_right(starts, t, n)
+
+
+def replica_counts(list ready, live, double t):
+    """:func:`engine.faas.observations.replica_counts`, compiled: read that function first."""
+    cdef Py_ssize_t total = 0
+    busy = tuple([_in_service(r, t) for r in ready])
+    queued = tuple([_queued(r, t) for r in ready])
+    for r in live:
+        total += _queued(r, t)
+    return busy, queued, total

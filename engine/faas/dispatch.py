@@ -156,7 +156,7 @@ class Dispatch:
         lor = rt.spec.load_balancer == "least_outstanding"
         slow = self.faas.concurrency_slowdown if self.faas.concurrency_model == "linear" else 0.0
         start_bi = bi
-        if not lor and not slow and all(r.threads for r in reps):  # the common case: its own loop (or compiled twin)
+        if not lor and not slow and not rt.unthreaded:  # all ready replicas have threads: its own loop (or compiled twin)
             bi, rr, e = self._rr_loop(buf, bi, h, reps, rr, rt.c_rep, rt.c_arr, rt.c_start, rt.c_exec)
             n = bi  # the loop below has nothing left to do
         c_rep, c_arr, c_start, c_exec = rt.c_rep.append, rt.c_arr.append, rt.c_start.append, rt.c_exec.append
@@ -453,6 +453,8 @@ class Dispatch:
         """A replica is ready at ``t``: it joins the balancer, and the gateway's held requests go out."""
         r.heap = [t] * r.threads if r.threads else []
         rt.ready.append(r)
+        if not r.threads:
+            rt.unthreaded += 1
         rt.outstanding[r.id] = 0
         if not rt.gateway:
             return

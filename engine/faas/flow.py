@@ -53,7 +53,7 @@ from engine.core.rng import SubStreams
 from engine.faas.dispatch import FAAS_LOOP_ENV, REASONS, Dispatch, one_slot_loop  # noqa: F401 - REASONS: engine.faas.world reads it here
 from engine.faas.measured import Measurements
 from engine.faas.observations import Observations
-from engine.faas.ready_loop import chosen_measures, chosen_round_robin_loop
+from engine.faas.ready_loop import chosen_ready
 from engine.faas.runtime import FunctionRuntime, Replica, live_count
 from engine.faas.simulators import FunctionSimulator, MeasuredSimulator, TraceSimulator
 from engine.faas.tables import DECISIONS, LIFECYCLE, SCALE, SCHEDULE
@@ -94,9 +94,14 @@ class RequestFlow(Dispatch, Observations):
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
         self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
-        self._rr_loop, self.compiled_ready = chosen_round_robin_loop(FAAS_LOOP_ENV)  # the same switch
-        # Replica.busy_seconds, Replica.unfinished, utilrows.replica_rows and node_rows, or their compiled twins (the same switch)
-        self.busy_of, self.unfinished_of, self.replica_rows_of, self.node_rows_of = chosen_measures(FAAS_LOOP_ENV)
+        # the round-robin loop and a replica's, a sample's and a round's measures (engine.faas.ready_loop.ReadyTwins), or
+        # their compiled twins (the same switch)
+        ready = chosen_ready(FAAS_LOOP_ENV)
+        self._rr_loop, self.compiled_ready = ready.round_robin_loop, ready.compiled
+        self.busy_of, self.unfinished_of = ready.busy_seconds, ready.unfinished
+        self.replica_rows_of, self.node_rows_of = ready.replica_rows, ready.node_rows
+        self.percentiles_of = ready.response_percentiles  # utilrows.response_percentiles, or its compiled twin
+        self.counts_of = ready.replica_counts  # observations.replica_counts, or its compiled twin
         self._runs_on: dict[tuple[FunctionSimulator, str], tuple[str, ...]] = {}  # device types a simulator runs an image on
         self._reference_speed: dict[str, float] = {}  # reference_speed() per device type
         self._node_figures: dict[int, tuple[str, float]] = {}  # per node position: device type, 1 / relative speed
@@ -116,6 +121,7 @@ class RequestFlow(Dispatch, Observations):
         self.functions: list[FunctionRuntime] = []
         for i, key in enumerate(slots):
             rt = FunctionRuntime(i, key, sections[key], self.faas, measurements, np.random.default_rng([requests_seed, i]), sections)
+            rt.as_arrays = ready.tail_arrays
             self.functions.append(rt)
         self.by_key = {rt.key: rt for rt in self.functions}
         self._register_images()
@@ -438,6 +444,8 @@ class RequestFlow(Dispatch, Observations):
         rt = r.rt
         if r in rt.ready:
             rt.ready.remove(r)
+            if not r.threads:
+                rt.unthreaded -= 1
             rt.outstanding.pop(r.id, None)
         state = r.state
         rt.set_state(r, "draining")

@@ -59,8 +59,11 @@ class Truncated:
             want = n - len(out)
             if want <= 0:
                 break
-            x = self.loc + self.scale * rng.lognormal(0.0, self.shape, max(16, int(want * 1.3) + 8))
-            out = np.concatenate([out, x[(x >= self.lo) & (x <= self.hi)]])
+            x = rng.lognormal(0.0, self.shape, max(16, int(want * 1.3) + 8))
+            x *= self.scale  # in place: loc + scale * x, the same doubles (a product, then a sum; both commute)
+            x += self.loc
+            kept = x[(x >= self.lo) & (x <= self.hi)]
+            out = np.concatenate([out, kept]) if len(out) else kept
         if len(out) < n:  # a fit whose mass lies almost entirely outside the observed range: clip the rest
             x = np.clip(self.loc + self.scale * rng.lognormal(0.0, self.shape, n - len(out)), self.lo, self.hi)
             out = np.concatenate([out, x])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from typing import Any
 
 from engine.autoscaling.functions import MEASURES, FunctionObservation
@@ -26,14 +27,13 @@ class Observations:
         ``reads`` (the scaler's, :data:`~engine.autoscaling.functions.MEASURES`): a KPA round every 2 s reads no cpu."""
         window = self.faas.metrics_window
         ready = rt.ready
-        busy = tuple(r.in_service(t) for r in ready)
-        queued = tuple(r.queued(t) for r in ready)
+        busy, queued, queued_all = self.counts_of(ready, rt.replicas.values(), t)  # replica_counts, or its compiled twin
         if "cpu" in reads:
             cpu = tuple(self._cpu_request_share(r, t - window, t) for r in ready)
         else:
             cpu = (NAN,) * len(ready)
         pending = sum(1 for r in rt.replicas.values() if r.state in ("conceived", "pending", "starting"))
-        invocations = rt.dispatched - sum(r.queued(t) for r in rt.replicas.values())
+        invocations = rt.dispatched - queued_all
         recent = rt.exec_recent
         rps = (
             tuple(
@@ -98,3 +98,10 @@ def cores_used(share: float, node_cores: float, busy: float) -> float:
     """Cores a replica uses when ``busy`` (requests in service on average) on a node of ``node_cores``: its measured
     ``share`` of the node per request (negative: unmeasured, one core per request), no more than the node has."""
     return min(node_cores, busy * (share * node_cores if share >= 0 else 1.0))
+
+
+def replica_counts(ready: list[Replica], live: Iterable[Replica], t: float) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """What a scaler round counts at ``t``: requests in service and queued per ready replica (:meth:`Replica.in_service`,
+    :meth:`Replica.queued`), and queued on every replica in ``live`` (the reference of the compiled twin in
+    :mod:`engine.faas._ready`, see :func:`engine.faas.ready_loop.chosen_ready`)."""
+    return tuple(r.in_service(t) for r in ready), tuple(r.queued(t) for r in ready), sum(r.queued(t) for r in live)

@@ -1,5 +1,5 @@
 """The round-robin dispatch loop over a function's ready replicas with worker threads (the reference), and the choice
-of its compiled twin :mod:`engine.faas._ready` (which also compiles two measures of a replica: :func:`chosen_measures`).
+of its compiled twin :mod:`engine.faas._ready` (which also compiles two measures of a replica and a sample's utilisation rows: :func:`chosen_ready`).
 
 :meth:`engine.faas.dispatch.Dispatch._run_ready` calls :func:`round_robin_loop` when the function balances round robin
 (not least-outstanding), without the concurrency slowdown, and every ready replica has worker threads (``concurrency``
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heapreplace
+from typing import NamedTuple
 
 from engine.core.compiled import chosen_module
-from engine.faas.runtime import Replica
-from engine.faas.utilrows import node_rows, replica_rows
+from engine.faas.observations import replica_counts
+from engine.faas.runtime import Replica, tail_arrays
+from engine.faas.utilrows import node_rows, replica_rows, response_percentiles
 
 FAAS_READY_MODULE = "engine.faas._ready"
 
@@ -68,21 +70,51 @@ def round_robin_loop(
     return bi, rr, e
 
 
-def chosen_round_robin_loop(env: str) -> tuple[Callable[..., tuple[int, int, float | None]], bool]:
-    """The round-robin loop this process uses (``env``: the switch's name), and whether it is the compiled twin."""
-    module = chosen_module(FAAS_READY_MODULE, env)
-    return (module.round_robin_loop, True) if module is not None else (round_robin_loop, False)
+class ReadyTwins(NamedTuple):
+    """What :func:`chosen_ready` gives: the round-robin loop, whether it (and the rest) is compiled, and what a sample
+    and a scaler's observation read of each replica every few seconds: its request-seconds in service over a window
+    (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions of the replica,
+    and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.utilrows.node_rows`)
+    and response percentiles (:func:`~engine.faas.utilrows.response_percentiles`); a function's request columns as
+    numpy arrays (:func:`engine.faas.runtime.tail_arrays`, every 4,096 rows); a scaler round's counts
+    (:func:`engine.faas.observations.replica_counts`)."""
+
+    round_robin_loop: Callable[..., tuple[int, int, float | None]]
+    compiled: bool
+    busy_seconds: Callable[[Replica, float, float], float]
+    unfinished: Callable[[Replica, float], int]
+    replica_rows: Callable[..., None]
+    node_rows: Callable[..., None]
+    response_percentiles: Callable[..., tuple[float, float, float]]
+    tail_arrays: Callable[..., tuple]
+    replica_counts: Callable[..., tuple]
 
 
-def chosen_measures(
-    env: str,
-) -> tuple[Callable[[Replica, float, float], float], Callable[[Replica, float], int], Callable[..., None], Callable[..., None]]:
-    """What a sample and a scaler's observation read of each replica, every few seconds: its request-seconds in service
-    over a window (:meth:`Replica.busy_seconds`), its unfinished requests (:meth:`Replica.unfinished`), as functions
-    of the replica, and a sample's utilisation rows (:func:`engine.faas.utilrows.replica_rows`, :func:`~engine.faas.
-    utilrows.node_rows`): the compiled twins when ``env`` lets them run (see :func:`chosen_round_robin_loop`), else
-    the references."""
+def chosen_ready(env: str) -> ReadyTwins:
+    """The compiled twins of :mod:`engine.faas._ready` when ``env`` (the switch's name) lets them run, else the
+    references (the module asked for once)."""
     module = chosen_module(FAAS_READY_MODULE, env)
     if module is not None:
-        return module.busy_seconds, module.unfinished, module.replica_rows, module.node_rows
-    return Replica.busy_seconds, Replica.unfinished, replica_rows, node_rows
+        m = module
+        return ReadyTwins(
+            m.round_robin_loop,
+            True,
+            m.busy_seconds,
+            m.unfinished,
+            m.replica_rows,
+            m.node_rows,
+            m.response_percentiles,
+            m.tail_arrays,
+            m.replica_counts,
+        )
+    return ReadyTwins(
+        round_robin_loop,
+        False,
+        Replica.busy_seconds,
+        Replica.unfinished,
+        replica_rows,
+        node_rows,
+        response_percentiles,
+        tail_arrays,
+        replica_counts,
+    )

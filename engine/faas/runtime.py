@@ -51,6 +51,17 @@ def _numpy_sum(d: list[float]) -> float:
     return 0.0 + res
 
 
+def tail_arrays(rep: list, arr: list, start: list, exe: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A function's tail lists as numpy columns (replica or rejection code as int32, the times as float64): the
+    reference of the compiled twin in :mod:`engine.faas._ready` (see :func:`engine.faas.ready_loop.chosen_ready`)."""
+    return (
+        np.asarray(rep, dtype=np.int32),
+        np.asarray(arr, dtype=np.float64),
+        np.asarray(start, dtype=np.float64),
+        np.asarray(exe, dtype=np.float64),
+    )
+
+
 def live_count(rt: FunctionRuntime) -> int:
     """Instances of a per-request function counted against max_replicas (conceived, starting or running)."""
     n = rt.count
@@ -231,6 +242,7 @@ class FunctionRuntime:
         self.gateway: deque[tuple[float, int]] = deque()  # (arrival, 0 waiting | rejection code), in arrival order
         self.waiting = 0
         self.ready: list[Replica] = []
+        self.unthreaded = 0  # ready replicas without worker threads (kept as ready changes: no pass per dispatch)
         self.rr = 0
         self.replicas: dict[int, Replica] = {}  # every replica not removed
         #: replicas (not removed) per state, kept by the flow as states change (:meth:`set_state`): no pass to count them
@@ -245,6 +257,7 @@ class FunctionRuntime:
         self.c_arr: list[float] = []
         self.c_start: list[float] = []
         self.c_exec: list[float] = []
+        self.as_arrays = tail_arrays  # or its compiled twin (the flow sets it)
         self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.gw_wait: dict[int, float] = {}  # row -> seconds held by the gateway
         self.cold: list[int] = []  # rows that waited for a starting replica
@@ -301,26 +314,14 @@ class FunctionRuntime:
         return [r for r in self.replicas.values() if r.state not in ("draining", "removed")]
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every row so far (replica or rejection code, arrival, start, execution), flushed chunks and the tail (its
-        floats through ``np.fromiter``: the same doubles, a third faster than ``np.asarray`` of a list)."""
-        tail = (
-            np.asarray(self.c_rep, dtype=np.int32),
-            np.fromiter(self.c_arr, dtype=np.float64, count=len(self.c_arr)),
-            np.fromiter(self.c_start, dtype=np.float64, count=len(self.c_start)),
-            np.fromiter(self.c_exec, dtype=np.float64, count=len(self.c_exec)),
-        )
-        parts = [*self.chunks, tail]
+        """Every row so far (replica or rejection code, arrival, start, execution), flushed chunks and the tail."""
+        parts = [*self.chunks, self.as_arrays(self.c_rep, self.c_arr, self.c_start, self.c_exec)]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
     def flush(self, chunk: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
         """Move the tail lists into a numpy chunk (``chunk``: the tail already as arrays); returns it."""
         if chunk is None:
-            chunk = (
-                np.asarray(self.c_rep, dtype=np.int32),
-                np.asarray(self.c_arr, dtype=np.float64),
-                np.asarray(self.c_start, dtype=np.float64),
-                np.asarray(self.c_exec, dtype=np.float64),
-            )
+            chunk = self.as_arrays(self.c_rep, self.c_arr, self.c_start, self.c_exec)
         if len(chunk[0]):
             self.chunks.append(chunk)
             if len(self.chunks) > 64:  # merge small chunks: fewer arrays, same bytes

@@ -24,7 +24,6 @@ from engine.core.clock import timeout_at
 from engine.core.events import EventLog
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
-from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
 from engine.faas.batchsample import BatchSampler, SampleCursor
 from engine.faas.flow import REASONS, TAIL, RequestFlow
@@ -49,23 +48,6 @@ FAULT_KINDS: dict[str, str] = {
 Stream = Callable[[str], np.random.Generator]
 _STATUS = np.array(STATUSES, dtype=object)
 _REASON_OF = {code: i for i, code in enumerate(REASONS)}
-
-
-def response_percentiles(rep: list, arr: list, start: list, exe: list, lo: int = 0) -> tuple[float, float, float]:
-    """p50, p95, p99 of the responses of the served rows ``lo:`` of the tail lists, as ``np.percentile(response,
-    [50, 95, 99])`` gives them (:mod:`engine.core.quantiles`: the same bits without numpy's cost per call).
-
-    A sample's usual share of rows is sorted in Python; many rows go to numpy arrays first.
-    """
-    if len(rep) - lo > 256:
-        r, a, s, e = (np.asarray(c[lo:], dtype=np.float64) for c in (rep, arr, start, exe))
-        ordered = np.sort((s + e - a)[r >= 0]).tolist()
-    else:
-        ordered = sorted([s + e - a for r, a, s, e in zip(rep[lo:], arr[lo:], start[lo:], exe[lo:], strict=True) if r >= 0])
-    if not ordered:
-        return (math.nan, math.nan, math.nan)
-    p50, p95, p99 = sorted_linear_percentiles(ordered, (50, 95, 99))
-    return p50, p95, p99
 
 
 def _plain(value: Any) -> Any:
@@ -287,12 +269,12 @@ class FunctionWorld:
         add = self._sample_row
         forget = now - max(flow.faas.metrics_window, interval)
         rps_of = (lambda k: k / interval) if interval > 0 else (lambda k: math.nan)
-        nodes = NodeCapacities(self.placement.cluster) if utilization else None
+        nodes = NodeCapacities(self.placement.cluster, not flow.compiled_ready) if utilization else None  # arrays: compiled rows
         unfinished = flow.unfinished_of  # Replica.unfinished, or its compiled twin
         for rt in flow.functions:
             tail, lo = rt.c_rep, rt.sampled
             if len(tail) > lo:  # rows since the last sample (the tail's end): their response percentiles
-                p50, p95, p99 = response_percentiles(tail, rt.c_arr, rt.c_start, rt.c_exec, lo)
+                p50, p95, p99 = flow.percentiles_of(tail, rt.c_arr, rt.c_start, rt.c_exec, lo)  # or its compiled twin
                 if len(tail) >= TAIL:
                     rt.flush()
                 else:

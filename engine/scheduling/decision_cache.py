@@ -11,7 +11,9 @@ start of each (columns, start, pod) seen, and :class:`~engine.scheduling.service
 node instead of scoring again: the same node, devices, score, rows and breakdown.
 
 Kube mode (random tie-breaks), GPU policies and plugin predicates or priorities are never cached. A cluster whose
-states do not repeat (many nodes, many pods) stops looking after :data:`TRIAL` lookups with few hits.
+states do not repeat (many nodes, many pods) stops looking after :data:`TRIAL` lookups with few hits, or after :data:`FIRST`
+lookups without one (edge-1000's 1,001 nodes: no hit in 237; each key hashes ~60 KB of columns, each miss freezes its
+decision).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ CHANGING = ("cpu_free", "memory_free", "pods", "gpu_milli_free", "gpu_pods_by_ki
 SIZE = 256  # entries kept at most (then the cache starts again)
 TRIAL = 512  # lookups after which the cache stops if fewer than one in TRIAL_HITS hit
 TRIAL_HITS = 8
+FIRST = 64  # lookups after which the cache stops if none hit
 _SPEC = tuple(f.name for f in fields(Pod) if f.name != "name")
 
 
@@ -85,7 +88,7 @@ class DecisionCache:
             if same_spec(pod, cached):
                 self.hits += 1
                 return decision, following
-        if self.lookups >= TRIAL and self.hits * TRIAL_HITS < self.lookups:
+        if (self.lookups >= TRIAL and self.hits * TRIAL_HITS < self.lookups) or (self.lookups >= FIRST and not self.hits):
             self.stopped = True  # the states do not repeat here: stop paying for the keys
             self.entries.clear()
         return None

@@ -2,6 +2,9 @@
 
 * the round-robin dispatch loop (:func:`engine.faas.ready_loop.round_robin_loop`): the same columns, replica state
   and return values on random arrivals, called in chunks;
+* a function's request columns as arrays (:func:`engine.faas.runtime.tail_arrays`): the same bytes;
+* a sample's response percentiles (:func:`engine.faas.utilrows.response_percentiles`): the same bits;
+* a scaler round's counts (:func:`engine.faas.observations.replica_counts`);
 * a replica's busy seconds and unfinished requests (:meth:`Replica.busy_seconds`, :meth:`Replica.unfinished`): the
   same bits on random request rows and windows, short and long (numpy's pairwise sum above 128 values);
 * whole runs (edge-1000's shape, shortened; a functions scenario with a parameter change and a node drain) with
@@ -21,8 +24,10 @@ from support_faas import function, scenario
 from engine import Simulation
 from engine.core.compiled import compiled_module
 from engine.faas.dispatch import FAAS_LOOP_ENV
+from engine.faas.observations import replica_counts
 from engine.faas.ready_loop import FAAS_READY_MODULE, round_robin_loop
-from engine.faas.runtime import Replica
+from engine.faas.runtime import Replica, tail_arrays
+from engine.faas.utilrows import response_percentiles
 
 twin = compiled_module(FAAS_READY_MODULE)
 needs_compiled = pytest.mark.skipif(
@@ -106,6 +111,18 @@ def test_the_measure_twins_give_the_methods_bits(n):
 
 
 @needs_compiled
+def test_the_round_counts_twin_counts_as_the_methods():
+    """A scaler round's counts (in service and queued per ready replica, queued on every live one) at times before,
+    within and after the rows, ties at a start or an end included."""
+    rng = np.random.default_rng(17)
+    reps = [_rows(rng, n) for n in (0, 1, 8, 200, 3000)]
+    times = [-1.0, 0.0, *rng.uniform(0.0, 110.0, 50).tolist(), reps[3].starts[5], reps[3].ends[7], 1e9]
+    for t in times:
+        assert twin.replica_counts(reps[1:], reps, t) == replica_counts(reps[1:], reps, t)
+        assert twin.replica_counts([], iter(reps), t) == replica_counts([], iter(reps), t)
+
+
+@needs_compiled
 def test_the_pairwise_sum_is_numpys_for_long_windows():
     """Above 128 values the method sums with numpy: the twin's own pairwise sum gives the same bits."""
     rng = np.random.default_rng(5)
@@ -116,6 +133,46 @@ def test_the_pairwise_sum_is_numpys_for_long_windows():
         r.max_exec, r.last_end = max(r.ends), max(r.ends)
         expected = float(np.sum(np.asarray(r.ends)))
         assert twin.busy_seconds(r, 0.0, 1e300) == expected == r.busy_seconds(0.0, 1e300)
+
+
+@needs_compiled
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 50, 200, 256, 257, 258, 600, 5000])
+def test_the_percentile_twin_gives_the_references_bits(n):
+    """A sample's response p50/p95/p99 (the reference sorts in Python up to 256 rows, with numpy above): rejected rows
+    (negative codes, NaN start and execution) left out, from every tail offset, ties included."""
+    rng = np.random.default_rng(n + 11)
+    rep = rng.integers(-3, 30, n).tolist()
+    arr = np.cumsum(rng.exponential(0.02, n)).tolist()
+    start = [a + w for a, w in zip(arr, rng.exponential(0.05, n).tolist(), strict=True)]
+    exe = rng.lognormal(-1.0, 0.8, n).tolist()
+    for i in range(0, n, 7):  # equal responses
+        start[i], exe[i], arr[i] = 1.0, 0.5, 0.25
+    for i in range(n):
+        if rep[i] < 0:
+            start[i] = exe[i] = math.nan
+    for lo in sorted({0, 1, n // 3, n // 2, max(n - 2, 0), n, n + 1}):
+        expected = response_percentiles(rep, arr, start, exe, lo)
+        got = twin.response_percentiles(rep, arr, start, exe, lo)
+        assert str(got) == str(expected) and type(got) is tuple and all(type(x) is float for x in got)
+
+
+@needs_compiled
+@pytest.mark.parametrize("n", [0, 1, 9, 4096])
+def test_the_tail_arrays_twin_gives_numpys_arrays(n):
+    """The request columns as arrays (every flush): the same dtypes and bytes as ``np.asarray`` (NaN, -0.0, an int in
+    a float column, the int32 bounds), and a replica id beyond int32 fails as numpy's conversion does."""
+    rng = np.random.default_rng(n)
+    rep = rng.integers(-3, 2**31 - 1, n).tolist()
+    arr, start, exe = (rng.normal(size=n).tolist() for _ in range(3))
+    if n > 2:
+        rep[:2] = [2**31 - 1, -(2**31)]
+        arr[0], start[1], exe[2] = 5, math.nan, -0.0
+    expected, got = tail_arrays(rep, arr, start, exe), twin.tail_arrays(rep, arr, start, exe)
+    for x, y in zip(expected, got, strict=True):
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+    if n:
+        with pytest.raises(OverflowError):
+            twin.tail_arrays([2**31] + rep[1:], arr, start, exe)
 
 
 def _edge_like() -> object:
