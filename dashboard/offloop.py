@@ -8,6 +8,7 @@ browser) it runs at once. Only public Panel API.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,32 @@ import panel as pn
 
 #: One worker for the whole process: long work queues behind long work instead of taking both cores from the ticks.
 EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scalelab-offloop")
+_lock = threading.Lock()
+_waiting = 0  # jobs handed to off_loop and not finished (queued or running)
+
+
+def waiting() -> int:
+    """Jobs of :func:`off_loop` queued or running now (what a build waits behind: the worker is shared by all pages)."""
+    return _waiting
+
+
+def _count(step: int) -> None:
+    global _waiting
+    with _lock:
+        _waiting += step
+
+
+def submit(job: Callable[[], None]) -> None:
+    """Run ``job`` in the shared worker (counted by :func:`waiting`)."""
+
+    def counted() -> None:
+        try:
+            job()
+        finally:
+            _count(-1)
+
+    _count(1)
+    EXECUTOR.submit(counted)
 
 
 def served_doc() -> Any:
@@ -48,5 +75,5 @@ def off_loop(work: Callable[[], Any], done: Callable[[Any], None], failed: Calla
         finally:
             pn.state.curdoc = None  # the worker outlives the job: it must not keep a closed tab's document (its whole page)
 
-    EXECUTOR.submit(run)
+    submit(run)
     return True

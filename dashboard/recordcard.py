@@ -20,7 +20,7 @@ from dashboard import plots
 from dashboard.branch import BranchTab
 from dashboard.context import AppContext
 from dashboard.export import export_html
-from dashboard.offloop import EXECUTOR, off_loop
+from dashboard.offloop import off_loop, submit
 from dashboard.recordings import download_name, recording_view
 from dashboard.replay import ReplayTab, is_session_file
 from dashboard.warmup import BranchWarmup
@@ -35,7 +35,7 @@ class Recordings:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
         session = ctx.session
-        self.warmup = BranchWarmup(EXECUTOR.submit)  # a branch of the shown time, re-simulated ahead of the click
+        self.warmup = BranchWarmup(submit)  # a branch of the shown time, re-simulated ahead of the click
         self.save = pn.widgets.FileDownload(
             callback=self._session_file,
             filename="session.scalelab",

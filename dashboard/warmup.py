@@ -51,7 +51,7 @@ class BranchRun:
 class BranchWarmup:
     """One :class:`BranchRun` of the open recording, moved towards the time asked for (see the module docs).
 
-    ``submit`` runs a job in the worker (``EXECUTOR.submit`` when served); None: no warm-up (a notebook, a test)."""
+    ``submit`` runs a job in the worker (:func:`dashboard.offloop.submit` when served); None: no warm-up (a notebook, a test)."""
 
     def __init__(self, submit: Callable[[Callable[[], None]], Any] | None):
         self.submit = submit

@@ -172,3 +172,28 @@ def test_a_run_built_off_the_loop_after_a_reset_is_the_run_of_a_fresh_session(na
     fresh.sim.advance(until)
     assert s.sim.seed == fresh.sim.seed == 7
     assert digests(s.sim) == digests(fresh.sim)
+
+
+def test_the_shared_worker_counts_the_jobs_queued_and_running():
+    """:func:`dashboard.offloop.waiting` counts a job from its hand-over until it has finished, even one that raised."""
+    from dashboard import offloop
+
+    first, second = threading.Event(), threading.Event()
+    base = offloop.waiting()
+
+    def blocked(gate: threading.Event, fail: bool = False) -> None:
+        assert gate.wait(GUARD), "the test never opened the gate"
+        if fail:
+            raise RuntimeError("a failing job still leaves the count")
+
+    offloop.submit(lambda: blocked(first))
+    offloop.submit(lambda: blocked(second, fail=True))
+    assert offloop.waiting() == base + 2  # one running, one queued behind it
+    first.set()
+    second.set()
+    deadline = threading.Event()
+    for _ in range(int(GUARD * 10)):
+        if offloop.waiting() == base:
+            break
+        deadline.wait(0.1)
+    assert offloop.waiting() == base
