@@ -13,6 +13,7 @@ line is shown and hidden by its CSS, not by ``visible`` (which lays the whole pa
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -29,6 +30,8 @@ from dashboard.podview import PodPlots
 from dashboard.session import ComparePair, warm_up
 from dashboard.tabs import TabBase
 from dashboard.views import KpiRow, TimeSeriesView
+
+log = logging.getLogger(__name__)
 
 BUILDING = "*Building runs A and B… the page stays live meanwhile.*"
 
@@ -112,7 +115,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
             color="primary",
             description="A and B start again from t=0 with the live run's parameters",
         )
-        self.restart.on_click(lambda e: self.rebuild())
+        self.restart.on_click(lambda e: self.rebuild(force=True))
         self.status = pn.pane.Markdown("", css_classes=["compare-status"], styles=display_style(False))
         self.controls = pn.Row(sizing_mode="stretch_width")
         #: the pair's plots and side controls: set once per pair, so its models are made and sent in one layout change
@@ -137,6 +140,7 @@ class CompareView(TabBase, pn.viewable.Viewer):
         self.side_controls: list[LiveControls] = []
         self._new_pair = False
         self._building: tuple | None = None  # what is being built off the loop (scenario, seed, changes), or None
+        self._failed_for: tuple | None = None  # what could not be built: not tried again by ticks, only by Restart
         self._generation = 0
         self._closed = False
 
@@ -154,13 +158,17 @@ class CompareView(TabBase, pn.viewable.Viewer):
         """A flush adds no model to the page, unless a new pair's plots are made."""
         return not self._new_pair and not (self.world_plots is not None and self.world_plots.needs_build)
 
-    def rebuild(self) -> None:
+    def rebuild(self, force: bool = False) -> None:
         """A and B again from t=0, with the live run's scenario, seed and changes: built off the event loop (with their
-        first minutes when the clock plays), while the loop makes their figures."""
+        first minutes when the clock plays), while the loop makes their figures. A pair that could not be built is
+        tried again only when ``force``d (Restart), not by every tick."""
         live = self.ctx.session
         wanted = (live.scenario_object(), live.seed, dict(live.overrides))
         if self._building is not None and self._building == wanted:
             return  # that very pair is on its way
+        if not force and self._failed_for is not None and self._failed_for == wanted:
+            return  # it failed: the status line says why
+        self._failed_for = None
         if self.pair is not None:
             self.pair.stop()
             self.pair = None
@@ -173,7 +181,11 @@ class CompareView(TabBase, pn.viewable.Viewer):
         warm = bool(live.playing)
         if live.sim is not None:  # the pair's figures made on the loop while the worker builds A and B (kept for _adopt)
             self._plots_for(live.view)
-        off_loop(lambda: build_pair(scenario, seed, changes, warm), lambda built: self._adopt(built, generation), self._failed)
+        off_loop(
+            lambda: build_pair(scenario, seed, changes, warm),
+            lambda built: self._adopt(built, generation),
+            lambda error: self._failed(error, generation),
+        )
 
     def _say(self, line: str) -> None:
         """The status line beside Restart (empty: hidden), shown by its CSS (no page-wide relayout)."""
@@ -195,8 +207,12 @@ class CompareView(TabBase, pn.viewable.Viewer):
             self._world_pairs[key] = WorldPair(view)
         return self._world_pairs[key]
 
-    def _failed(self, error: BaseException) -> None:
-        self._building = None
+    def _failed(self, error: BaseException, generation: int) -> None:
+        """The build raised (on the event loop): said in the page and the server log; a superseded build's error is let go."""
+        if generation != self._generation or self._closed:
+            return
+        self._failed_for, self._building = self._building, None
+        log.warning("Compare: runs A and B could not be built: %s", error, exc_info=error)
         self._say(f"Runs A and B could not be built: {error}")
 
     def _adopt(self, built: tuple[ComparePair, dict[str, dict]], generation: int) -> None:

@@ -66,3 +66,33 @@ def test_a_and_b_read_only_the_tables_the_tab_draws_and_their_kpis_read(name):
         wanted = set(drawn_tables(s.view)) | set(s.kpi.tables)
         assert set(s.feed.tables) <= wanted and set(drawn_tables(s.view)) <= set(s.feed.tables)
     assert set(first["A"]) <= set(drawn_tables(pair.a.view)) | set(pair.a.kpi.tables)
+
+
+def test_a_pair_that_cannot_be_built_says_why_once_and_restart_tries_again(monkeypatch, caplog):
+    """A failed build is said in the status line and the server log; ticks do not build it again (no storm of builds),
+    the Restart button does."""
+    import dashboard.compare as compare_module
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError("no room for B")
+
+    monkeypatch.setattr(compare_module, "build_pair", broken)
+    d = Dashboard("default")
+    try:
+        d.show_tab("Compare")  # not served: built (and failed) at once
+        compare = d.tab_views["Compare"]
+        assert compare.pair is None and not compare.building and len(calls) == 1
+        assert "could not be built: no room for B" in compare.status.object
+        assert compare.status.styles != {"display": "none"}
+        assert any("no room for B" in r.getMessage() for r in caplog.records if r.name == "dashboard.compare")
+        for _ in range(3):
+            compare.tick(0.1, 60.0, True)
+        compare.step()
+        assert len(calls) == 1
+        compare.restart.clicks += 1  # Restart: tried again
+        assert len(calls) == 2
+    finally:
+        d.stop()
