@@ -3,7 +3,7 @@
 * ``engine/vmworld/_jobloop.pyx``: the VM world's job loop (:mod:`engine.vmworld.jobs`);
 * ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`);
 * ``engine/scheduling/_kept_step.pyx``: that step's passes over kept columns on large clusters (cimports the first);
-* ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.dispatch`);
+* ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.oneslot`);
 * ``engine/faas/_ready.pyx``: its round-robin loop over ready replicas with threads (:mod:`engine.faas.ready_loop`).
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C

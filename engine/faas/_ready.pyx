@@ -8,9 +8,10 @@ doubles (what heapq's ``<`` on numbers does). What it saves is the interpreter: 
 without method lookups. ``SCALELAB_FAAS_LOOP=python`` makes the request flow use the Python function instead.
 """
 
+from cpython.array cimport array
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject
+from cpython.object cimport Py_SIZE, PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.math cimport NAN, floor
@@ -35,6 +36,14 @@ cdef inline double _as_double(object number) except? -1.0:
     if PyFloat_CheckExact(number):
         return PyFloat_AS_DOUBLE(number)
     return <double>number  # an int, or a numpy float
+
+cdef inline double _exec_at(object eb, Py_ssize_t ei) except? -1.0:
+    """``eb[ei]`` as a double: the replica's execution times, an ``array('d')`` (read in place) or a list."""
+    if type(eb) is array and (<array>eb).ob_descr.typecode == b'd' and 0 <= ei < Py_SIZE(eb):
+        return (<array>eb).data.as_doubles[ei]
+    if type(eb) is list and 0 <= ei < PyList_GET_SIZE(eb):
+        return _as_double(<object>PyList_GET_ITEM(eb, ei))
+    return _as_double(eb[ei])
 
 
 cdef int _heapreplace(list heap, object item, double value) except -1:
@@ -71,7 +80,8 @@ def round_robin_loop(list buf, Py_ssize_t bi, double h, list reps, Py_ssize_t rr
     cdef Py_ssize_t nrep = PyList_GET_SIZE(reps)
     cdef double a, free, start, e, end
     cdef Py_ssize_t ei
-    cdef list heap, eb
+    cdef list heap
+    cdef object eb
     cdef object r, a_obj, free_obj, start_obj, end_obj
     cdef object e_obj = None
     cdef Py_ssize_t first = bi
@@ -96,7 +106,7 @@ def round_robin_loop(list buf, Py_ssize_t bi, double h, list reps, Py_ssize_t rr
             r.refill()
             ei = r.ei
         eb = r.eb
-        e = _as_double(<object>PyList_GET_ITEM(eb, ei)) * _as_double(r.inv_speed) + _as_double(r.transfer)
+        e = _exec_at(eb, ei) * _as_double(r.inv_speed) + _as_double(r.transfer)
         r.ei = ei + 1
         end = start + e
         e_obj = e

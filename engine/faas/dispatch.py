@@ -4,7 +4,8 @@
 ``flow.py`` readable in one sitting; same code, same order of operations, so the same rows and digests):
 the hot loops over the ready replicas (:meth:`Dispatch._run_ready`), the gateway that holds requests while no
 replica is ready (:meth:`Dispatch._run_gateway`, released by :meth:`Dispatch._serve`), and ``per_request``
-scaling (:meth:`Dispatch._run_per_request`, :meth:`Dispatch._unblock`). It is a mixin: it reads the flow's state
+scaling (:meth:`Dispatch._run_per_request`, :meth:`Dispatch._unblock`; its one-slot loop is
+:mod:`engine.faas.oneslot`'s). It is a mixin: it reads the flow's state
 (``faas``, ``_seq``) and calls back into its replica management (``create``, ``scale_to``, ``_push``, ``_scale``).
 The rejection codes live here because the loops write them; ``engine.faas.flow`` re-exports :data:`REASONS`.
 """
@@ -12,109 +13,17 @@ The rejection codes live here because the loops write them; ``engine.faas.flow``
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from heapq import heappop, heappush, heapreplace
 from typing import Any
 
-from engine.core.compiled import chosen_module
+from engine.faas.oneslot import CONCURRENCY_LIMIT, FAAS_LOOP_ENV, FAAS_LOOP_MODULE, free_instance, one_slot_loop, single_slot_loop  # noqa: F401 - re-exported
 from engine.faas.runtime import FunctionRuntime, Replica, live_count
 
 INF = math.inf
 NAN = math.nan
 #: Rejection codes in the replica column (>= 0 is the replica that served the request).
-QUEUE_FULL, CONCURRENCY_LIMIT, NO_NODE = -1, -2, -3
+QUEUE_FULL, NO_NODE = -1, -3  # and CONCURRENCY_LIMIT (-2), which the one-slot loop writes too
 REASONS = {QUEUE_FULL: "queue_full", CONCURRENCY_LIMIT: "concurrency_limit", NO_NODE: "no_node"}
-#: Environment switch of the one-slot loop and the round-robin loop: "python" (:func:`single_slot_loop`,
-#: :func:`engine.faas.ready_loop.round_robin_loop`), "compiled" (their twins :mod:`engine.faas._oneslot`,
-#: :mod:`engine.faas._ready`, or an error when not built), unset or "auto" (each twin when built).
-FAAS_LOOP_ENV = "SCALELAB_FAAS_LOOP"
-FAAS_LOOP_MODULE = "engine.faas._oneslot"
-ALIVE = ("starting", "running", "conceived")  # an instance that can take a request (once its slot is free)
-
-
-def one_slot_loop() -> tuple[Callable[..., tuple[int, float, int]], bool]:
-    """The one-slot loop this process uses (see :data:`FAAS_LOOP_ENV`), and whether it is the compiled twin."""
-    module = chosen_module(FAAS_LOOP_MODULE, FAAS_LOOP_ENV)
-    return (module.single_slot_loop, True) if module is not None else (single_slot_loop, False)
-
-
-def free_instance(slots: list, idle: list, a: float, seq: int) -> tuple[Replica | None, int]:
-    """Per-request scaling's idle-stack upkeep at the arrival ``a``: instances with a slot free by ``a`` join the idle
-    stack (in the order they freed), then the top of the stack is the instance the request takes; stale tops (no
-    free slot, or gone) are dropped, a busy one back onto ``slots`` with a new sequence number. Returns the instance
-    (None: no idle one) and the sequence number."""
-    while slots and slots[0][0] <= a:
-        r = heappop(slots)[2]
-        if r.state in ALIVE and r.heap[0] <= a and r not in idle:
-            idle.append(r)
-    while idle:
-        r = idle[-1]
-        if r.state in ALIVE and r.heap[0] <= a:
-            return r, seq
-        idle.pop()
-        if r.state in ALIVE:
-            seq += 1
-            heappush(slots, (r.heap[0], seq, r))
-    return None, seq
-
-
-def single_slot_loop(
-    buf: list[float],
-    bi: int,
-    h: float,
-    slots: list,
-    idle: list,
-    c_rep: list[int],
-    c_exec: list[float],
-    keep: bool,
-    seq: int,
-    at_limit: Callable[[], bool],
-    rejected: list[int],
-) -> tuple[int, float, int]:
-    """The one-slot loop (the reference; :mod:`engine.faas._oneslot` is its compiled twin): dispatch the arrivals
-    ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
-    that finds no idle instance blocks (returned as the blocked time) unless the function is at its instance limit
-    (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
-    appended to ``rejected``). ``keep``: the replicas keep their requests' starts and ends. Returns (next row, blocked
-    time or inf, sequence number)."""
-    n = len(buf)
-    full = None
-    while bi < n:
-        a = buf[bi]
-        if a > h:
-            break
-        r, seq = free_instance(slots, idle, a, seq)
-        if r is None:
-            if full is None:
-                full = at_limit()
-            if not full:
-                return bi, a, seq
-            c_rep.append(CONCURRENCY_LIMIT)
-            c_exec.append(NAN)
-            rejected.append(bi)
-            bi += 1
-            continue
-        if r.ei >= r.en:
-            r.refill()
-        e = r.eb[r.ei] * r.inv_speed + r.transfer  # the factor is 1.0: x * 1.0 is x
-        r.ei += 1
-        end = a + e  # start = max(a, free) = a
-        r.heap[0] = end
-        if keep:
-            r.starts.append(a)
-            r.ends.append(end)
-            if e > r.max_exec:
-                r.max_exec = e
-        if end > r.last_end:
-            r.last_end = end
-        c_rep.append(r.id)
-        c_exec.append(e)
-        if end > a:  # its one slot is taken
-            idle.pop()
-            seq += 1
-            heappush(slots, (end, seq, r))
-        bi += 1
-    return bi, INF, seq
 
 
 class Dispatch:
@@ -336,15 +245,52 @@ class Dispatch:
         a rejection) and the recent executions are written once per call, from the arrivals processed, not per
         request."""
         first = rt.bi
+        buf = rt.buf
         rejected: list[int] = []  # rows rejected at the instance limit
-        bi, blocked, self._seq = self._one_slot_loop(
-            rt.buf, first, h, rt.slots, rt.idle, rt.c_rep, rt.c_exec, rt.replica_rows, self._seq, rt.at_limit, rejected
+        limit = self._recheck_to  # idle re-checks due by then are the loop's (catch_up: this is the only function)
+        heap = self.heap if limit >= h else None
+        loop = self._one_slot_loop
+        bi, blocked, self._seq, reached = loop(
+            buf,
+            first,
+            h,
+            rt.slots,
+            rt.idle,
+            rt.c_rep,
+            rt.c_exec,
+            rt.replica_rows,
+            self._seq,
+            rt.at_limit,
+            rejected,
+            heap,
+            limit,
+            rt,
+            rt.spec.idle_timeout,
         )
+        while bi == len(buf) and reached > h and blocked == INF:  # past h and out of arrivals: draw up to where it got
+            h = reached
+            rt.arrivals.fill(buf, h)
+            bi, blocked, self._seq, reached = loop(
+                buf,
+                bi,
+                h,
+                rt.slots,
+                rt.idle,
+                rt.c_rep,
+                rt.c_exec,
+                rt.replica_rows,
+                self._seq,
+                rt.at_limit,
+                rejected,
+                heap,
+                limit,
+                rt,
+                rt.spec.idle_timeout,
+            )
         if blocked != INF:
             rt.blocked = blocked
         k = bi - first
         if k:
-            buf = rt.buf
             arrivals = buf[first:bi]
             rt.c_arr += arrivals
             if rejected:

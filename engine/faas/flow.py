@@ -73,6 +73,10 @@ _FIXED_CAN_RUN = (FunctionSimulator.can_run, MeasuredSimulator.can_run, TraceSim
 class RequestFlow(Dispatch, Observations):
     """Every function's requests and replicas, processed in time order up to the time asked for."""
 
+    #: A function alone on the platform: its one-slot loop pushes idle re-checks again itself (the same rows; tests
+    #: turn it off to compare).
+    recheck_in_loop = True
+
     def __init__(
         self,
         sections: Mapping[str, Section],
@@ -93,7 +97,8 @@ class RequestFlow(Dispatch, Observations):
         self.node_speed = cluster.speed
         self.heap: list[tuple[float, int, str, Replica]] = []
         self._seq = 0
-        self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.dispatch.FAAS_LOOP_ENV chooses
+        self._recheck_to = -INF  # catch_up: idle re-checks due by then may be pushed again by the one-slot loop
+        self._one_slot_loop, self.compiled = one_slot_loop()  # engine.faas.oneslot.FAAS_LOOP_ENV chooses
         # the round-robin loop and a replica's, a sample's and a round's measures (engine.faas.ready_loop.ReadyTwins), or
         # their compiled twins (the same switch)
         ready = chosen_ready(FAAS_LOOP_ENV)
@@ -244,6 +249,8 @@ class RequestFlow(Dispatch, Observations):
             if due < h:
                 h = due
             blocked, who = INF, None
+            # a function alone may push idle re-checks due by then again itself, and go on past h (oneslot.recheck)
+            self._recheck_to = (t if t < due else due) if len(functions) == 1 and self.recheck_in_loop else -INF
             for rt in functions:
                 b = self._run(rt, h)
                 if b < blocked:
@@ -251,6 +258,7 @@ class RequestFlow(Dispatch, Observations):
             if who is not None:
                 self._unblock(who, blocked)
                 continue
+            top = heap[0][0] if heap else INF  # (the loop may have pushed re-checks again)
             if top <= t and top <= due:
                 _, _, kind, r = heappop(heap)
                 if kind == "expire" and r.state == "running":  # an idle check, most often of an instance used since

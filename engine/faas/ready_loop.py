@@ -5,7 +5,7 @@ of its compiled twin :mod:`engine.faas._ready` (which also compiles two measures
 (not least-outstanding), without the concurrency slowdown, and every ready replica has worker threads (``concurrency``
 >= 1): the common case of an autoscaled function (edge-1000's four). Other cases stay in ``_run_ready``'s own loop.
 The twin runs the same IEEE double operations in the same order on the same state, so every table is bit-identical;
-the switch is :data:`engine.faas.dispatch.FAAS_LOOP_ENV`, shared with the one-slot loop.
+the switch is :data:`engine.faas.oneslot.FAAS_LOOP_ENV`, shared with the one-slot loop.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ replicas (:class:`Replica`: worker threads, the requests they served). :mod:`eng
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Mapping
@@ -22,7 +23,7 @@ from engine.workload.requests import RequestStream
 
 INF = math.inf
 BATCH = 256  # execution draws per replica at a time
-CHUNK = 64  # of a batch, made into a list at a time
+FLOAT64 = np.dtype(np.float64)
 LIVE = ("conceived", "starting", "running")  # a per-request function's instances counted against max_replicas
 STATES = ("conceived", "pending", "starting", "running", "draining", "removed")  # a replica's, in lifecycle order
 
@@ -87,7 +88,6 @@ class Replica:
         "max_exec",
         "last_end",
         "eb",
-        "rest",
         "ei",
         "en",
         "rng",
@@ -118,8 +118,7 @@ class Replica:
         self.ends: list[float] = []
         self.max_exec = 0.0
         self.last_end = 0.0
-        self.eb: list[float] = []
-        self.rest: np.ndarray | None = None  # what is left of the batch after eb
+        self.eb: array | list[float] = []
         self.ei = 0
         self.en = 0
         self.rng = rng
@@ -135,14 +134,12 @@ class Replica:
         self.expiry = INF
 
     def refill(self) -> None:
-        """The next execution times as a list (:attr:`eb`): the simulator's batch for this replica's device and image,
-        drawn when the previous batch is used up, made into Python floats :data:`CHUNK` at a time (a replica that
-        serves a few dozen requests converts a few dozen, not the whole batch; the draws are the same)."""
-        rest = self.rest
-        if rest is None or not len(rest):
-            rest = self.rt.sim.execution(self.device, self.image, BATCH, self.rng)
-        self.eb = rest[:CHUNK].tolist()
-        self.rest = rest[CHUNK:]
+        """The next execution times (:attr:`eb`, read ``eb[ei]``): the simulator's batch for this replica's device and
+        image, drawn when the previous batch is used up. A batch of float64 is kept as an ``array('d')`` of its doubles
+        (one copy of its bytes: indexing gives the very float ``tolist()`` would, and the compiled loops read the
+        doubles in place); any other batch as ``tolist()``'s list."""
+        batch = self.rt.sim.execution(self.device, self.image, BATCH, self.rng)
+        self.eb = array("d", batch.tobytes()) if type(batch) is np.ndarray and batch.dtype is FLOAT64 else batch.tolist()
         self.ei, self.en = 0, len(self.eb)
 
     def in_service(self, t: float) -> int:

@@ -11,7 +11,7 @@ from support_faas import function, scenario
 from engine import Simulation
 from engine.core.recorder import Recorder, table
 from engine.faas.flow import RequestFlow
-from engine.faas.runtime import BATCH, CHUNK, STATES, Replica
+from engine.faas.runtime import BATCH, STATES, Replica
 
 
 def recount(rt) -> dict[str, int]:
@@ -58,7 +58,7 @@ def test_counts_per_state_follow_every_lifecycle_change(monkeypatch):
 
 
 def test_execution_times_are_the_batches_drawn_in_chunks():
-    """A replica's execution times are its simulator's batches of BATCH, in order, whatever the chunks."""
+    """A replica's execution times are its simulator's batches of BATCH, in order, the very floats ``tolist()`` gives."""
     sim = Simulation(scenario({"fn1": function(function="a", simulator="measured", images=["faas-workloads/resnet-inference-cpu"])}))
     rt = sim.platform.flow.functions[0]
     r = Replica(0, rt, rt.spec.images[0], 0.0, np.random.default_rng([5, 0]))
@@ -67,12 +67,13 @@ def test_execution_times_are_the_batches_drawn_in_chunks():
     for _ in range(3 * BATCH + 7):
         if r.ei >= r.en:
             r.refill()
-            assert r.en <= CHUNK
+            assert r.en == BATCH
         seen.append(r.eb[r.ei])
         r.ei += 1
     rng = np.random.default_rng([5, 0])
     want = np.concatenate([rt.sim.execution("nuc", rt.spec.images[0], BATCH, rng) for _ in range(4)])
     assert seen == want[: len(seen)].tolist()
+    assert all(type(x) is float for x in seen)
 
 
 def test_a_counter_counts_as_count_does():
