@@ -32,7 +32,7 @@ from dashboard.placement import preview_scheduler
 from dashboard.recordcard import Recordings
 from dashboard.serverlog import quiet_closed_sockets
 from dashboard.session import WARM_UP, WARM_UP_BUDGET, LiveSession, warm_up
-from dashboard.sessionlife import browser_attached, expire_closed_session
+from dashboard.sessionlife import browser_attached, expire_closed_session, watch_until_started
 from dashboard.sidebar import Sidebar
 from dashboard.tabset import Parts, TabSet
 from dashboard.tabtable import TABS
@@ -216,6 +216,7 @@ class Dashboard(pn.viewable.Viewer):
             busy_indicator=None,
         )
         pn.state.onload(self.start)
+        watch_until_started(lambda: self._callback is not None or self._stopped, self.stop)  # a tab closed before onload
         return template
 
     def warm_up(self, until: float = WARM_UP, budget: float = WARM_UP_BUDGET) -> None:

@@ -96,3 +96,22 @@ def test_a_page_let_go_when_its_tab_left_stops_again_without_error_once_the_serv
     for d in made:
         d.stop()  # raised "Event loop is closed" or KeyError 'time' (a pod plot cleared twice) before
     assert pod.released and not len(pod.sidebar)
+
+
+def test_a_tab_closed_before_its_page_started_ticking_is_let_go_too(tabs, monkeypatch):
+    """A busy browser may close a tab after its socket opened but before the page's onload (the page starts ticking
+    there, and its tick is what notices a closed tab): the page's watch lets it go all the same. Here onload's start
+    never comes: what the page hands to onload is kept on its document, as Panel keeps it until the session ends."""
+    import panel as pn
+
+    def never(callback, threaded=False):
+        doc = pn.state.curdoc
+        doc.pending_onload = [*getattr(doc, "pending_onload", []), callback]
+
+    first, _ = tabs()  # the fixture's tab, started as usual
+    first.close()
+    monkeypatch.setattr(pn.state, "onload", never)
+    page, refs = tabs()
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
+    page.close()
+    wait_until(lambda: assert_freed(refs))
