@@ -250,30 +250,12 @@ class Dispatch:
         limit = self._recheck_to  # idle re-checks due by then are the loop's (catch_up: this is the only function)
         heap = self.heap if limit >= h else None
         loop = self._one_slot_loop
-        bi, blocked, self._seq, reached = loop(
-            buf,
-            first,
-            h,
-            rt.slots,
-            rt.idle,
-            rt.c_rep,
-            rt.c_exec,
-            rt.replica_rows,
-            self._seq,
-            rt.at_limit,
-            rejected,
-            heap,
-            limit,
-            rt,
-            rt.spec.idle_timeout,
-        )
-        while bi == len(buf) and reached > h and blocked == INF:  # past h and out of arrivals: draw up to where it got
-            h = reached
-            rt.arrivals.fill(buf, h)
-            bi, blocked, self._seq, reached = loop(
+
+        def run(start: int, until: float) -> tuple:
+            return loop(
                 buf,
-                bi,
-                h,
+                start,
+                until,
                 rt.slots,
                 rt.idle,
                 rt.c_rep,
@@ -287,6 +269,12 @@ class Dispatch:
                 rt,
                 rt.spec.idle_timeout,
             )
+
+        bi, blocked, self._seq, reached = run(first, h)
+        while bi == len(buf) and reached > h and blocked == INF:  # past h and out of arrivals: draw up to where it got
+            h = reached
+            rt.arrivals.fill(buf, h)
+            bi, blocked, self._seq, reached = run(bi, h)
         if blocked != INF:
             rt.blocked = blocked
         k = bi - first
