@@ -32,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import engine.scheduling.pretouch as pretouch  # noqa: E402
 from engine.cluster.pods import mixed_pods  # noqa: E402
 from engine.cluster.synth import cloud_regions  # noqa: E402
 from engine.core.compiled import chosen_module  # noqa: E402
@@ -134,7 +135,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--passes", type=int, default=3, help="our pods' p95/median also over each pod's minimum of this many passes (1: not)"
     )
+    parser.add_argument(
+        "--pretouch",
+        type=int,
+        default=pretouch.COLUMNS,
+        help="heap columns our scheduler touches at set-up (0: none; engine.scheduling.pretouch)",
+    )
     args = parser.parse_args(argv)
+    pretouch.COLUMNS = args.pretouch
     silence_skippy_logging()
     plan = QUICK if args.quick else FULL
     rows = []
@@ -144,7 +152,9 @@ def main(argv: list[str] | None = None) -> dict:
         f"scheduler vs edgerun-skippy-core ({'quick' if args.quick else 'full'}): python {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; per-pod CPU time (wall ratio beside)"
     )
-    print(f"skippy step: {step} ({STEP_ENV}=python|compiled chooses; the compiled one is built by make setup)")
+    print(
+        f"skippy step: {step} ({STEP_ENV}=python|compiled chooses; the compiled one is built by make setup); pretouch {args.pretouch} columns"
+    )
     print(
         f"{'N':>6} {'skippy med':>11} {'p95':>9} {'ours med':>9} {'p95':>8} {'p95/med':>7} {'CPU ratio':>9} {'wall':>7} {'goal':>6} identical (pods)"
     )
@@ -176,6 +186,7 @@ def main(argv: list[str] | None = None) -> dict:
         "sizes": rows,
         "identical": all(r["identical"] for r in rows),
         "skippy_step": step,
+        "pretouch_columns": args.pretouch,
         "goals_met": all(r.get("goal_met", True) and r["p95_goal_met"] for r in rows),
         "loadavg_at_start": load,
         "loadavg_at_end": list(os.getloadavg()),

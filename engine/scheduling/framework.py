@@ -57,9 +57,11 @@ from engine.scheduling.gpu_policy import GpuContext, GpuPolicy, pick_best
 from engine.scheduling.kube_profiles import profile_scoring
 from engine.scheduling.params import SchedulerParams, weight_name
 from engine.scheduling.predicates import default_predicates
+from engine.scheduling.pretouch import pretouch
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITIES, PRIORITY_TABLE, all_priorities
 from engine.scheduling.scan_order import EveryNodeScores, PriorityResult, ScanScores, all_pass, first_best_from, last_in_scan, scan
 from engine.scheduling.scoring import add_weighted, first_best
+from engine.scheduling.shape_columns import SMALL
 from engine.scheduling.skippy_step import SkippyStep, fuses
 
 if TYPE_CHECKING:
@@ -256,6 +258,8 @@ class Scheduler:
         step = self.skippy_step()
         if step is not None:  # its columns made now, not inside the first pods' decisions (set-up, not per-pod cost)
             step.prepare(cluster)
+        # the heap the kept columns will fill, touched now (large clusters keep columns between pods)
+        self._touched = pretouch(cluster.n) if cluster.n >= SMALL else None
 
     def settings(self) -> SchedulerSettings:
         """The params as one :class:`SchedulerSettings`, read once per change."""
