@@ -15,7 +15,7 @@ the one pass. Beside it (``--passes K``, default 3) our p95/median over each pod
 identical cluster and scheduler (first uses recur in every pass): what the code costs a pod, without the interruptions
 of a shared machine, which a 20-40 us pod feels as much as its own work.
 
-    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick] [--passes K]
+    .venv/bin/python benchmarks/scheduler_vs_skippy.py [--quick | --smoke] [--passes K] [--order sequential|interleaved] [--pretouch C]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ GOALS = {1000: 200.0, 15000: 1000.0}  # required CPU speed-up of the median at t
 GOAL_P95_OVER_MEDIAN = 3.0
 FULL = {100: 200, 1000: 200, 5000: 200, 15000: 200}  # N -> pods skippy-core schedules
 QUICK = {100: 200, 1000: 100, 5000: 40, 15000: 12}
+SMOKE = {100: 20, 5000: 5}  # the script end to end in seconds (tests): one size below SMALL, one above
 
 
 def build(n: int, seed: int):
@@ -71,31 +72,47 @@ def repeated_passes(n: int, passes: int, seed: int = 42) -> np.ndarray:
     return np.array(times).T
 
 
-def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0) -> dict:
-    """Per-pod latencies of both schedulers on the same cluster and pods, and placement agreement."""
+def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0, order: str = "sequential") -> dict:
+    """Per-pod latencies of both schedulers on the same cluster and pods, and placement agreement. ``sequential``:
+    skippy-core's pods, then ours (each with its caches warm from its previous pod). ``interleaved``: pod i by
+    skippy-core, then by ours, then pod i + 1: both meet the machine as it is at that moment, but each of our pods
+    starts with caches skippy-core's ~10-200 ms of Python have emptied (at 1,000 nodes our median ~2.5x)."""
     cluster, pods = build(n, seed)
     params = SchedulerParams()
     cpu = time.process_time()
     theirs = skippy_scheduler(skippy_context(cluster), params)  # snapshot before ours changes the cluster
     skippy_setup_ms = (time.process_time() - cpu) * 1e3
+    cpu = time.process_time()
+    ours = Scheduler(cluster, params)
+    ours_setup_ms = (time.process_time() - cpu) * 1e3
     skippy_ms, skippy_wall, skippy_nodes = [], [], []
-    for pod in pods[:skippy_pods]:
+    ours_ms, ours_wall, our_nodes = [], [], []
+
+    def skippy_one(pod) -> None:
         sp = skippy_pod(pod)
         start, cpu = time.perf_counter(), time.process_time()
         result = theirs.schedule(sp)
         skippy_ms.append((time.process_time() - cpu) * 1e3)
         skippy_wall.append((time.perf_counter() - start) * 1e3)
         skippy_nodes.append(result.suggested_host.name if result.suggested_host else None)
-    cpu = time.process_time()
-    ours = Scheduler(cluster, params)
-    ours_setup_ms = (time.process_time() - cpu) * 1e3
-    ours_ms, ours_wall, our_nodes = [], [], []
-    for pod in pods:
+
+    def ours_one(pod) -> None:
         start, cpu = time.perf_counter(), time.process_time()
         decision = ours.schedule(pod)
         ours_ms.append((time.process_time() - cpu) * 1e3)
         ours_wall.append((time.perf_counter() - start) * 1e3)
         our_nodes.append(decision.node_name)
+
+    if order == "interleaved":
+        for i, pod in enumerate(pods):
+            if i < skippy_pods:
+                skippy_one(pod)
+            ours_one(pod)
+    else:
+        for pod in pods[:skippy_pods]:
+            skippy_one(pod)
+        for pod in pods:
+            ours_one(pod)
     row = {
         "n": n,
         "nodes_total": cluster.n,
@@ -108,6 +125,7 @@ def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0) -> dict:
         "skippy_median_wall_ms": float(np.median(skippy_wall)),
         "ours_median_wall_ms": float(np.median(ours_wall)),
         "identical": our_nodes[:skippy_pods] == skippy_nodes,
+        "order": order,
         "skippy_setup_ms": skippy_setup_ms,
         "ours_setup_ms": ours_setup_ms,
         "skippy_total_ms": skippy_setup_ms + sum(skippy_ms),
@@ -132,8 +150,15 @@ def measure(n: int, skippy_pods: int, seed: int = 42, passes: int = 0) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer skippy-core pods at large sizes (under 60 s)")
+    parser.add_argument("--smoke", action="store_true", help="100 and 5,000 nodes, a few skippy-core pods (tests)")
     parser.add_argument(
         "--passes", type=int, default=3, help="our pods' p95/median also over each pod's minimum of this many passes (1: not)"
+    )
+    parser.add_argument(
+        "--order",
+        choices=("interleaved", "sequential"),
+        default="sequential",
+        help="sequential: all of skippy-core's pods, then ours; interleaved: each pod by skippy-core, then by ours (cold caches)",
     )
     parser.add_argument(
         "--pretouch",
@@ -144,16 +169,17 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     pretouch.COLUMNS = args.pretouch
     silence_skippy_logging()
-    plan = QUICK if args.quick else FULL
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    plan = {"smoke": SMOKE, "quick": QUICK, "full": FULL}[mode]
     rows = []
     step = "compiled" if chosen_module(STEP_MODULE, STEP_ENV) is not None else "python"
     load = list(os.getloadavg())
     print(
-        f"scheduler vs edgerun-skippy-core ({'quick' if args.quick else 'full'}): python {platform.python_version()}, {platform.machine()}, "
+        f"scheduler vs edgerun-skippy-core ({mode}): python {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; per-pod CPU time (wall ratio beside)"
     )
     print(
-        f"skippy step: {step} ({STEP_ENV}=python|compiled chooses; the compiled one is built by make setup); pretouch {args.pretouch} columns"
+        f"skippy step: {step} ({STEP_ENV}=python|compiled chooses; the compiled one is built by make setup); pretouch {args.pretouch} columns; order {args.order}"
     )
     print(
         f"{'N':>6} {'skippy med':>11} {'p95':>9} {'ours med':>9} {'p95':>8} {'p95/med':>7} {'CPU ratio':>9} {'wall':>7} {'goal':>6} identical (pods)"
@@ -161,7 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
     warm, _ = build(20, 0)  # imports and module loads (both sides) before any set-up is timed
     skippy_scheduler(skippy_context(warm), SchedulerParams()), Scheduler(warm, SchedulerParams())
     for n, skippy_pods in plan.items():
-        r = measure(n, skippy_pods, passes=max(0, args.passes - 1))
+        r = measure(n, skippy_pods, passes=max(0, args.passes - 1), order=args.order)
         rows.append(r)
         goal = f"{r['goal_ratio']:.0f}x" if "goal_ratio" in r else "-"
         print(
@@ -182,11 +208,12 @@ def main(argv: list[str] | None = None) -> dict:
             )
     result = {
         "benchmark": "scheduler_vs_skippy",
-        "mode": "quick" if args.quick else "full",
+        "mode": mode,
         "sizes": rows,
         "identical": all(r["identical"] for r in rows),
         "skippy_step": step,
         "pretouch_columns": args.pretouch,
+        "order": args.order,
         "goals_met": all(r.get("goal_met", True) and r["p95_goal_met"] for r in rows),
         "loadavg_at_start": load,
         "loadavg_at_end": list(os.getloadavg()),
