@@ -4,7 +4,8 @@
 * ``engine/scheduling/_skippy_step.pyx``: Skippy's default step (:mod:`engine.scheduling.skippy_step`);
 * ``engine/scheduling/_kept_step.pyx``: that step's passes over kept columns on large clusters (cimports the first);
 * ``engine/faas/_oneslot.pyx``: the function platform's one-slot request loop (:mod:`engine.faas.oneslot`);
-* ``engine/faas/_ready.pyx``: its round-robin loop over ready replicas with threads (:mod:`engine.faas.ready_loop`).
+* ``engine/faas/_ready.pyx``: its round-robin loop over ready replicas with threads (:mod:`engine.faas.ready_loop`);
+  both cimport their number readers from ``engine/faas/_values.pxd``.
 
 Built by ``pip install -e .`` (``make setup``) with Cython from [build-system] requires. Optional: if Cython or a C
 compiler is missing, or a build fails, the install goes on and the engine uses the pure-Python reference.

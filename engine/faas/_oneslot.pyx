@@ -23,6 +23,8 @@ cdef extern from "Python.h":
         PyObject** ob_item
 from libc.math cimport INFINITY
 
+from engine.faas._values cimport _as_double, _exec_at
+
 from heapq import heappop as _py_heappop, heappush as _py_heappush  # the transitions heap: heapq's own, as the catch-up
 from math import nan as NAN_FLOAT  # the very object the Python loop appends
 from types import MemberDescriptorType
@@ -116,21 +118,6 @@ cdef inline int _set(object r, bint direct, Py_ssize_t offset, str name, object 
     p[0] = <PyObject*>value
     Py_XDECREF(old)
     return 0
-
-
-cdef inline double _as_double(object number) except? -1.0:
-    if PyFloat_CheckExact(number):
-        return PyFloat_AS_DOUBLE(number)
-    return <double>number  # an int, or a numpy float
-
-
-cdef inline double _exec_at(object eb, Py_ssize_t ei) except? -1.0:
-    """``eb[ei]`` as a double: the replica's execution times, an ``array('d')`` (read in place) or a list."""
-    if type(eb) is array and (<array>eb).ob_descr.typecode == b'd' and 0 <= ei < Py_SIZE(eb):
-        return (<array>eb).data.as_doubles[ei]
-    if type(eb) is list and 0 <= ei < PyList_GET_SIZE(eb):
-        return _as_double(<object>PyList_GET_ITEM(eb, ei))
-    return _as_double(eb[ei])
 
 
 cdef inline bint _alive(object state) except -1:

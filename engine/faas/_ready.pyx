@@ -18,6 +18,8 @@ from libc.math cimport NAN, floor
 from libc.stdint cimport int64_t
 from libc.stdlib cimport qsort
 
+from engine.faas._values cimport _as_double, _exec_at
+
 import numpy as np
 
 cdef extern from "Python.h":
@@ -30,20 +32,6 @@ cdef extern from *:
 SOURCE_SHA256 = FAAS_READY_SOURCE_SHA256.decode("ascii")
 cdef enum:
     PAIRWISE_MAX = 4096  # busy_seconds sums up to this many values on the stack (a replica's window rarely holds 200)
-
-
-cdef inline double _as_double(object number) except? -1.0:
-    if PyFloat_CheckExact(number):
-        return PyFloat_AS_DOUBLE(number)
-    return <double>number  # an int, or a numpy float
-
-cdef inline double _exec_at(object eb, Py_ssize_t ei) except? -1.0:
-    """``eb[ei]`` as a double: the replica's execution times, an ``array('d')`` (read in place) or a list."""
-    if type(eb) is array and (<array>eb).ob_descr.typecode == b'd' and 0 <= ei < Py_SIZE(eb):
-        return (<array>eb).data.as_doubles[ei]
-    if type(eb) is list and 0 <= ei < PyList_GET_SIZE(eb):
-        return _as_double(<object>PyList_GET_ITEM(eb, ei))
-    return _as_double(eb[ei])
 
 
 cdef int _heapreplace(list heap, object item, double value) except -1:
