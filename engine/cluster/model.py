@@ -143,6 +143,7 @@ class Cluster:
         self.storage_up = self.storage_down.copy()
         self._bucket_bw: dict[tuple[str, bool, bool, int], np.ndarray] = {}
         self._bucket_seconds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._item_seconds: dict[tuple[str, bool, bool], tuple[int, np.ndarray | None]] = {}  # item_seconds(), kept
 
         # Kubernetes node facts (imported clusters only): taints per node, and the pod limit (0: none)
         self.taints: list[tuple[Taint, ...]] = [tuple(s.taints) for s in nodes]
@@ -267,6 +268,7 @@ class Cluster:
         self.storage_down = np.asarray(down, dtype=np.float64)
         self.storage_up = np.asarray(up, dtype=np.float64)
         self._bucket_bw.clear()
+        self._item_seconds.clear()
 
     def bucket_bandwidth(self, bucket: str, down: bool = True, slowest: bool = True) -> np.ndarray:
         """Per node the slowest (or fastest) bandwidth to/from the nodes of ``bucket`` (inf if it has none)."""
@@ -292,6 +294,21 @@ class Cluster:
             seconds[hosts] = 0.0
             kept = self._bucket_seconds[key] = (bandwidth, hosts, np.trunc(seconds) if truncate else seconds)
         return kept[2]
+
+    def item_seconds(self, path: str, down: bool, skippy: bool) -> np.ndarray | None:
+        """Per node, the seconds to move the item at ``path`` (``"bucket/item"``) from (``down``) or to its bucket:
+        :meth:`bucket_seconds` over the slowest link in whole seconds if ``skippy``, else over the fastest; None when
+        there is no such item. Kept per path until the storage index changes (a scheduler asks at every pod)."""
+        key = (path, down, skippy)
+        kept = self._item_seconds.get(key)
+        version = self.storage.version
+        if kept is None or kept[0] != version:
+            item = self.storage.stat(path)
+            seconds = None if item is None else self.bucket_seconds(item[0], item[1], down, slowest=skippy, truncate=skippy)
+            if len(self._item_seconds) >= 4096:  # paths no pod asks for any more
+                self._item_seconds.clear()
+            kept = self._item_seconds[key] = (version, seconds)
+        return kept[1]
 
     def in_bucket(self, bucket: str) -> np.ndarray:
         """Boolean mask: nodes that host ``bucket`` (cached until the bucket gains a node)."""
@@ -367,10 +384,16 @@ class Cluster:
     def place(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> list[str]:
         """Bind ``pod`` to ``node``: pull its images into the cache, take its requests (GPU shares on ``devices``,
         default :meth:`default_devices`: pass the same devices to :meth:`remove`). Returns the images pulled."""
-        self._take_gpus(pod, node, devices, +1)
-        needed = self.missing_images(pod, node)
-        for image in needed:
-            self.cache_image(image, node)
+        if pod.gpu_devices[0]:
+            self._take_gpus(pod, node, devices, +1)
+        images = pod.images
+        indices = [self.image_index(image) for image in images]  # first: image_index grows the cache for new images
+        cached = self.image_cached
+        needed = [image for image, i in zip(images, indices, strict=True) if not cached[i, node]]  # missing_images
+        if needed:
+            for image, i in zip(images, indices, strict=True):
+                if not cached[i, node]:
+                    self.cache_image(i, node)
         # item by item as Python numbers (what ``a[node] -= x`` computes, without numpy's scalar arithmetic)
         self.cpu_free[node] = self.cpu_free.item(node) - pod.cpu_millis
         self.memory_free[node] = self.memory_free.item(node) - pod.memory

@@ -104,16 +104,30 @@ class Pod:
 
     @cached_property
     def cpu_millis(self) -> int:
-        return sum(c.cpu_millis for c in self.containers)
+        return self._requests()[0]
 
     @cached_property
     def memory(self) -> int:
-        return sum(c.memory for c in self.containers)
+        return self._requests()[1]
 
     @cached_property
     def images(self) -> tuple[str, ...]:
         """Normalised image names, one per container (duplicates kept)."""
-        return tuple(normalize_image_name(c.image) for c in self.containers)
+        return self._requests()[2]
+
+    def _requests(self) -> tuple[int, int, tuple[str, ...]]:
+        """The three cached values above in one pass over the containers, all kept at the first ask of any (a
+        scheduler asks for all three of every new pod): the sums as ``sum`` adds them, 0 first."""
+        cpu = memory = 0
+        images = []
+        for c in self.containers:
+            cpu += c.cpu_millis
+            memory += c.memory
+            image = c.image
+            images.append(image if image.rfind(":") > image.rfind("/") else image + ":latest")  # normalize_image_name
+        fields = self.__dict__
+        fields["cpu_millis"], fields["memory"], fields["images"] = found = cpu, memory, tuple(images)
+        return found
 
 
 # ------------------------------------------------------------------------------ registry and storage
@@ -158,18 +172,21 @@ class StorageIndex:
     def __init__(self) -> None:
         self.buckets: dict[str, list[int]] = {}
         self.items: dict[tuple[str, str], int] = {}
+        self.version = 0  # bumped by every change below: what is derived from the index is kept until it moves
 
     def make_bucket(self, bucket: str, node: int) -> None:
         """Create ``bucket`` on node ``node`` (a bucket may live on several nodes)."""
         nodes = self.buckets.setdefault(bucket, [])
         if node not in nodes:
             nodes.append(node)
+            self.version += 1
 
     def put(self, bucket: str, item: str, size: int) -> None:
         """Store an item of ``size`` bytes on every node of its bucket."""
         if not self.buckets.get(bucket):
             raise KeyError(f"no nodes host bucket {bucket!r}")
         self.items[(bucket, item)] = int(size)
+        self.version += 1
 
     def stat(self, path: str) -> tuple[str, int] | None:
         """``"bucket/item"`` -> (bucket, size), or None when there is no such item."""

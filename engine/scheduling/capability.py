@@ -25,12 +25,21 @@ class Capability(Priority):
     def __init__(self) -> None:
         self._columns: weakref.WeakKeyDictionary[Cluster, dict] = weakref.WeakKeyDictionary()
         self._last: StaticColumn | None = None  # the column the last raw values came from
+        self._recent: tuple[weakref.ref, dict] | None = None  # (the cluster _counts served last, its columns)
 
     def column(self, cluster: Cluster, pod: Pod) -> StaticColumn | None:
         """The counts at every node of the capabilities ``pod`` asks for, kept per set asked (None: it asks for none)."""
-        asked = tuple((key, value) for key, value in pod.labels.items() if CAPABILITY in key)
+        labels = pod.labels
+        if not labels:
+            return None
+        asked = tuple([(key, value) for key, value in labels.items() if CAPABILITY in key])
         if not asked:
             return None
+        last = self._recent  # the columns of the cluster asked last: no weak dictionary look-up per pod
+        if last is not None and last[0]() is cluster:
+            column = last[1].get(asked)
+            if column is not None:
+                return column
         return self._counts(cluster, asked)
 
     def prepare(self, cluster: Cluster, extremes: bool) -> None:
@@ -47,6 +56,7 @@ class Capability(Priority):
         columns = self._columns.get(cluster)
         if columns is None:
             columns = self._columns[cluster] = {}
+        self._recent = (weakref.ref(cluster), columns)
         column = columns.get(asked)
         if column is None:
             count = np.zeros(cluster.n, dtype=np.int64)

@@ -15,12 +15,15 @@ def data_seconds(cluster: Cluster, pod: Pod, skippy: bool) -> list[np.ndarray]:
     """Per data item the pod receives or sends, its seconds at every node (Skippy: whole seconds over the slowest link
     to a bucket node; kube: over the fastest), kept per item by the cluster."""
     found = []
-    for label, down in ((RECEIVES_FROM, True), (SENDS_TO, False)):
-        path = pod.labels.get(label)
-        item = cluster.storage.stat(path) if path else None
-        if item is not None:
-            bucket, size = item
-            found.append(cluster.bucket_seconds(bucket, size, down, slowest=skippy, truncate=skippy))
+    labels = pod.labels
+    if not labels:
+        return found
+    path = labels.get(RECEIVES_FROM)
+    if path and (seconds := cluster.item_seconds(path, True, skippy)) is not None:
+        found.append(seconds)
+    path = labels.get(SENDS_TO)
+    if path and (seconds := cluster.item_seconds(path, False, skippy)) is not None:
+        found.append(seconds)
     return found
 
 
