@@ -212,6 +212,8 @@ class Cluster:
         """(size per arch code, -1 where the image lacks that arch; code of the image's first arch)."""
         sizes = self.registry.sizes[image]
         cached = self._size_tables.get(image)
+        if cached is not None and cached[2] is sizes and len(cached[0]) > len(self.label_values[ARCH]):
+            return cached[0], cached[1]  # as made (or widened) before: the same table
         if cached is None or cached[2] is not sizes:
             codes = [self._code(ARCH, arch) for arch in sizes]
             table = np.full(len(self.label_values[ARCH]), -1, dtype=np.int64)
@@ -391,7 +393,7 @@ class Cluster:
         cached = self.image_cached
         needed = [image for image, i in zip(images, indices, strict=True) if not cached[i, node]]  # missing_images
         if needed:
-            for image, i in zip(images, indices, strict=True):
+            for i in indices:
                 if not cached[i, node]:
                     self.cache_image(i, node)
         # item by item as Python numbers (what ``a[node] -= x`` computes, without numpy's scalar arithmetic)

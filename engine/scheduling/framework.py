@@ -512,19 +512,10 @@ class Scheduler:
         needed = None
         if node is not None:
             needed = cluster.place(pod, node, devices) if bind else cluster.missing_images(pod, node)
-        return PlacementDecision(
-            pod=pod,
-            node=node,
-            node_name=None if node is None else cluster.names[node],
-            feasible=feasible,
-            score=best,
-            needed_images=needed,
-            scores=scores,
-            predicate_masks=masks,
-            node_names=cluster.names,
-            start_index=start,
-            devices=devices,
-        )
+        # pod, node, node_name, feasible, score, needed_images, scores, predicate_masks, node_names, start_index,
+        # devices: positional (keywords cost ~0.5 us more a decision)
+        name = None if node is None else cluster.names[node]
+        return PlacementDecision(pod, node, name, feasible, best, needed, scores, masks, cluster.names, start, devices)
 
     def cost_seconds(self, decision: PlacementDecision) -> float:
         """Simulated time the decision took: a fixed cost plus a cost per node scored."""

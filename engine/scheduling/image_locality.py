@@ -218,6 +218,7 @@ class LatencyAwareImageLocality(Priority):
 
     def __init__(self) -> None:
         self._rows: weakref.WeakKeyDictionary[Cluster, dict[int, PullSeconds]] = weakref.WeakKeyDictionary()
+        self._recent: tuple[weakref.ref, dict[int, PullSeconds]] | None = None  # (the cluster asked last, its rows)
         self._sets: weakref.WeakKeyDictionary[Cluster, dict[tuple[str, ...], ImageSetSeconds]] = weakref.WeakKeyDictionary()
         self._last: PullSeconds | None = None  # the kept row the last raw values came from
         # the fused step's compiled twin, when built: patch(row, lo, hi, nodes, scores), kept scores patched at new pulls
@@ -233,9 +234,14 @@ class LatencyAwareImageLocality(Priority):
 
     def kept_image(self, cluster: Cluster, idx: int) -> PullSeconds | None:
         """The kept :class:`PullSeconds` of image ``idx`` (a registry index), brought up to date (None: no arch)."""
-        rows = self._rows.get(cluster)
-        if rows is None:
-            rows = self._rows[cluster] = {}
+        recent = self._recent  # the rows of the cluster asked last: no weak dictionary look-up per pod
+        if recent is not None and recent[0]() is cluster:
+            rows = recent[1]
+        else:
+            rows = self._rows.get(cluster)
+            if rows is None:
+                rows = self._rows[cluster] = {}
+            self._recent = (weakref.ref(cluster), rows)
         kept = rows.get(idx)
         if kept is None or kept.column is not cluster.image_size_column(idx):
             sizes = pull_sizes(cluster, idx)

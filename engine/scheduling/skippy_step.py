@@ -64,6 +64,7 @@ class SkippyStep:
         self.balance, self.images, self.locality, self.data, self.capability = priorities
         self._cluster: weakref.ref | None = None
         self._no_storage: np.ndarray | None = None  # the NoStorageNode mask of that cluster; None: a predicate may act
+        self._edge: np.ndarray | None = None  # LocalityType's scores of that cluster (None: no edge node)
         self.kernel = chosen_module(STEP_MODULE, STEP_ENV)  # the compiled twin (None: this module's numpy step)
         # the compiled passes over kept columns (None: the numpy step's calls)
         self.kept = None if self.kernel is None else chosen_module(KEPT_MODULE, STEP_ENV)
@@ -107,7 +108,7 @@ class SkippyStep:
             cluster.free_divisors()  # BalancedResource's divisors, then patched where nodes change
         self.data.prepare(cluster, extremes=numpy)
         self.capability.prepare(cluster, extremes=numpy)
-        self.locality.edge_scores(cluster, SKIPPY_MAX)
+        self._edge = self.locality.edge_scores(cluster, SKIPPY_MAX)
 
     def _plain(self, cluster: Cluster) -> np.ndarray | None:
         """The no-storage mask when no taint and no pod limit can reject a node of ``cluster`` (both are fixed once
@@ -119,7 +120,8 @@ class SkippyStep:
     def decide(self, cluster: Cluster, pod: Pod, start: int) -> tuple | None:
         """(node, its total, feasible, scores, masks, next start) for ``pod`` with the walk starting at ``start``; node
         None when no node passes. None: the pod or the cluster needs the general path."""
-        no_storage = self._plain(cluster)
+        kept = self._cluster
+        no_storage = self._no_storage if kept is not None and kept() is cluster else self._plain(cluster)
         if no_storage is None or pod.node_selector or pod.node_affinity or pod.node_labels_present or pod.node_labels_absent:
             return None
         if pod.gpu_models and pod.gpus > 0:
@@ -127,13 +129,12 @@ class SkippyStep:
         if self.kernel is not None:
             # below SMALL nodes every column is computed per pod: one compiled pass does it all. Above, the kept columns'
             # numpy sums beat a scalar pass, but a new shape (no kept column yet) is one compiled pass that seeds them.
-            shape = (pod.cpu_millis, pod.memory)
-            seed = cluster.n >= SMALL and not pod.gpus and not self.balance.columns.holds(cluster, shape)
             if cluster.n < SMALL:
                 decided = self._compiled(cluster, pod, start, no_storage, False)
                 if decided is not None:
                     return decided
-            elif seed:  # a new shape's fit and BalancedResource columns in one compiled pass, then kept as any shape's
+            elif not pod.gpus and not self.balance.columns.holds(cluster, shape := (pod.cpu_millis, pod.memory)):
+                # a new shape's fit and BalancedResource columns in one compiled pass, then kept as any shape's
                 fits, balance = np.empty(cluster.n, bool), np.empty(cluster.n)
                 self.kernel.shape_column(cluster.cpu_free, cluster.memory_free, *shape, fits, balance)
                 self.fit.columns.seed(cluster, shape, fits)
@@ -199,18 +200,19 @@ class SkippyStep:
         that follow from kept raw values and the bounds are made when a breakdown asks (:class:`CompiledScores`).
         ``seed``: keep the pod's fit mask and BalancedResource column (computed at every node) for its shape."""
         n = cluster.n
-        kept = self.images.kept_row(cluster, pod)
+        pod_images = pod.images
+        kept = self.images.kept_image(cluster, cluster.image_index(pod_images[0])) if len(pod_images) == 1 else None
         if kept is not None:
             image_raw = kept.row
-        elif len(pod.images) > MAX_IMAGES:
-            image_raw = pod_seconds(cluster, pod.images, slice(None), skippy=True)
+        elif len(pod_images) > MAX_IMAGES:
+            image_raw = pod_seconds(cluster, pod_images, slice(None), skippy=True)
         else:  # several images: their pull seconds per pod (one image's are kept), in one compiled pass
             images = []
-            for image in pod.images:
+            for image in pod_images:
                 idx = cluster.image_index(image)
                 images.append((cluster.image_cached[idx], *cluster.image_size_table(idx)))
             image_raw = self.kernel.pull_seconds(cluster.label_codes[ARCH], images, cluster.registry_bandwidth, np.empty(n))
-        edge = self.locality.edge_scores(cluster, SKIPPY_MAX)
+        edge = self._edge  # edge_scores of this cluster (its labels do not change), read at prepare
         # the data items' seconds as kept per item: a pair is summed in the pass (no column made for a new pair)
         data = data_seconds(cluster, pod, skippy=True) or None
         capability = self.capability.column(cluster, pod)
@@ -219,7 +221,7 @@ class SkippyStep:
             cluster.cpu_free,
             cluster.memory_free,
             cluster.schedulable,
-            cluster.gpu_fits(pod),
+            cluster.gpu_fits(pod) if pod.gpu_devices[0] else None,
             no_storage if self.avoid_storage else None,
             pod.cpu_millis,
             pod.memory,
