@@ -255,7 +255,7 @@ class Cluster:
         idx = self.image_index(image) if isinstance(image, str) else image
         if not self.image_cached[idx, node]:
             self.image_cached[idx, node] = True
-            self.image_nodes[idx] += 1
+            self.image_nodes[idx] = self.image_nodes.item(idx) + 1  # as Python ints (place's note)
             self.image_pulls.setdefault(idx, []).append(node)
             kept = self._missing_rows.get(idx)
             if kept is not None and kept[2] is not None:
