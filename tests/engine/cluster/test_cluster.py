@@ -173,3 +173,28 @@ def test_mixed_pods_cover_the_features():
     assert len({p.images[0] for p in pods}) == len(c.registry)
     assert any(len(p.containers) == 2 for p in pods) and any(CAPABILITY_GPU in p.labels for p in pods)
     assert any("b/x" in p.labels.values() for p in pods)
+
+
+def test_item_seconds_follow_the_storage_index():
+    """Kept per path, an item's seconds follow a new size, a new bucket node and new bandwidths."""
+    c = cloud_regions(40, 4, np.random.default_rng(3), storage=True)
+    first, second = (int(s) for s in c.storage_nodes[:2])
+    c.storage.make_bucket("b", first)
+    c.storage.put("b", "x", 250_000_000)
+    seconds = c.item_seconds("b/x", True, True)
+    assert seconds[first] == 0 and seconds.max() > 0 and c.item_seconds("b/x", True, True) is seconds
+    assert c.item_seconds("b/missing", True, True) is None
+    c.storage.put("b", "x", 500_000_000)  # a new size
+    assert c.item_seconds("b/x", True, True).max() > seconds.max()
+    c.storage.make_bucket("b", second)  # a second node holds the bucket: no seconds there
+    assert c.item_seconds("b/x", True, True)[second] == 0 and seconds[second] > 0
+    before = c.item_seconds("b/x", False, False)
+    c.set_storage_bandwidth(c.storage_down * 2, c.storage_up * 2)
+    after = c.item_seconds("b/x", False, False)
+    assert np.allclose(after[after > 0] * 2, before[after > 0])
+
+
+def test_a_pod_derives_its_requests_in_one_pass():
+    pod = Pod("p", (Container("app", 300, GiB), Container("host:5000/side", 100, 1)))
+    assert pod.images == ("app:latest", "host:5000/side:latest") and pod.cpu_millis == 400 and pod.memory == GiB + 1
+    assert Pod("q", (Container("a:1"),)).memory == Container("a:1").memory
