@@ -3,8 +3,8 @@
 Python step is the reference).
 
 Two passes over the node columns instead of ~20 numpy calls a pod: the filter (cordons, cpu and memory fit, the GPU
-mask, no storage nodes) with the bounds of the raw values over the passing nodes, then the five scores, their sum and
-the first best node in scan order. Every score is the same IEEE double operations in the same order as the numpy
+mask, no storage nodes) with BalancedResource (it needs no bounds) and the bounds of the raw values over the passing
+nodes, then the other four scores, the sum and the first best node in scan order. Every score is the same IEEE double operations in the same order as the numpy
 expressions it stands for (compiled with ``-ffp-contract=off``): trunc((1 - |c - m|) * 10) of the cpu and memory
 shares, trunc(((hi + lo) - t) * 10 / hi) of the pull seconds, trunc(((v - hi) / (lo - hi)) * 10) and
 trunc(((v - lo) / (hi - lo)) * 10) of the data seconds and capability counts, summed in the priorities' order.
@@ -78,58 +78,6 @@ cdef struct Pod:
     double best
 
 
-cdef inline Py_ssize_t _filter(Pod* p, Py_ssize_t n, bint* unschedulable, bint* finite) noexcept nogil:
-    """Pass 1: the masks, the feasible count and the raw values' bounds over the passing nodes."""
-    cdef Py_ssize_t i, feasible = 0
-    cdef bint fit, passes, everywhere = True, ok = True
-    cdef double v
-    cdef int64_t c
-    p.image_lo = INFINITY
-    p.image_hi = -INFINITY
-    p.data_lo = INFINITY
-    p.data_hi = -INFINITY
-    p.capability_lo = 0
-    p.capability_hi = 0
-    for i in range(n):
-        fit = p.memory_free[i] >= p.memory_bytes and p.cpu_free[i] >= p.cpu_millis
-        if p.gpu_fits != NULL:
-            fit = fit and p.gpu_fits[i]
-        p.fits[i] = fit
-        everywhere = everywhere and p.schedulable[i]
-        passes = fit and p.schedulable[i]
-        if p.no_storage != NULL:
-            passes = passes and p.no_storage[i]
-        p.passes[i] = passes
-        if not passes:
-            p.balance[i] = 0.0  # read only if whole (then pass 2 writes it): a breakdown shows the passing nodes
-            continue
-        v = p.image[i]
-        ok = ok and isfinite(v)
-        if v < p.image_lo:
-            p.image_lo = v
-        if v > p.image_hi:
-            p.image_hi = v
-        if p.data != NULL:
-            v = p.data[i]
-            if p.data_sent != NULL:
-                v = (0.0 + v) + p.data_sent[i]  # Python's sum of the two columns: 0 + the first, then + the second
-            ok = ok and isfinite(v)
-            if v < p.data_lo:
-                p.data_lo = v
-            if v > p.data_hi:
-                p.data_hi = v
-        if p.capability != NULL:
-            c = p.capability[i]
-            if feasible == 0 or c < p.capability_lo:
-                p.capability_lo = c
-            if feasible == 0 or c > p.capability_hi:
-                p.capability_hi = c
-        feasible += 1
-    unschedulable[0] = not everywhere
-    finite[0] = ok
-    return feasible
-
-
 cdef enum:
     SLOTS = 64  # a small direct-mapped memo per score: nodes of one kind share inputs, and the divider is slow
 
@@ -176,12 +124,89 @@ cdef inline double _balance(double cpu, double memory, int64_t cpu_free, int64_t
     return score
 
 
+cdef inline Py_ssize_t _filter(Pod* p, Py_ssize_t n, bint* unschedulable, bint* finite, Memo* memo) noexcept nogil:
+    """Pass 1: the masks, BalancedResource (``memo``: once per distinct pair of free amounts), the feasible count and
+    the raw values' bounds over the passing nodes. Columns, pod and bounds are read into locals first: the compiler
+    cannot keep fields of ``p`` in registers across the mask writes (chars may alias anything)."""
+    cdef Py_ssize_t i, feasible = 0
+    cdef bint fit, passes, everywhere = True, ok = True, whole = p.whole
+    cdef double v, score, cpu = p.cpu, memory = p.memory
+    cdef int64_t c
+    cdef uint64_t a, b
+    cdef int slot
+    cdef const int64_t* cpu_free = p.cpu_free
+    cdef const int64_t* memory_free = p.memory_free
+    cdef const char* schedulable = p.schedulable
+    cdef const char* gpu_fits = p.gpu_fits
+    cdef const char* no_storage = p.no_storage
+    cdef const double* image = p.image
+    cdef const double* data = p.data
+    cdef const double* data_sent = p.data_sent
+    cdef const int64_t* capability = p.capability
+    cdef char* fits = p.fits
+    cdef char* passing = p.passes
+    cdef double* balance = p.balance
+    cdef int64_t cpu_millis = p.cpu_millis, memory_bytes = p.memory_bytes
+    cdef double image_lo = INFINITY, image_hi = -INFINITY, data_lo = INFINITY, data_hi = -INFINITY
+    cdef int64_t capability_lo = 0, capability_hi = 0
+    for i in range(n):
+        fit = memory_free[i] >= memory_bytes and cpu_free[i] >= cpu_millis
+        if gpu_fits != NULL:
+            fit = fit and gpu_fits[i]
+        fits[i] = fit
+        everywhere = everywhere and schedulable[i]
+        passes = fit and schedulable[i]
+        if no_storage != NULL:
+            passes = passes and no_storage[i]
+        passing[i] = passes
+        if passes or whole:  # BalancedResource: the pod's shares of the free cpu and memory (0 free counted as 1)
+            a, b = <uint64_t>cpu_free[i], <uint64_t>memory_free[i]
+            slot = _slot(a, b)
+            if memo.key[slot] == a and memo.key2[slot] == b:
+                score = memo.value[slot]
+            else:
+                score = _balance(cpu, memory, cpu_free[i], memory_free[i])
+                memo.key[slot], memo.key2[slot], memo.value[slot] = a, b, score
+            balance[i] = score
+        else:
+            balance[i] = 0.0  # a breakdown shows the passing nodes
+        if not passes:
+            continue
+        v = image[i]
+        ok = ok and isfinite(v)
+        if v < image_lo:
+            image_lo = v
+        if v > image_hi:
+            image_hi = v
+        if data != NULL:
+            v = data[i]
+            if data_sent != NULL:
+                v = (0.0 + v) + data_sent[i]  # Python's sum of the two columns: 0 + the first, then + the second
+            ok = ok and isfinite(v)
+            if v < data_lo:
+                data_lo = v
+            if v > data_hi:
+                data_hi = v
+        if capability != NULL:
+            c = capability[i]
+            if feasible == 0 or c < capability_lo:
+                capability_lo = c
+            if feasible == 0 or c > capability_hi:
+                capability_hi = c
+        feasible += 1
+    p.image_lo, p.image_hi, p.data_lo, p.data_hi = image_lo, image_hi, data_lo, data_hi
+    p.capability_lo, p.capability_hi = capability_lo, capability_hi
+    unschedulable[0] = not everywhere
+    finite[0] = ok
+    return feasible
+
+
 cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) noexcept nogil:
-    """Pass 2 over nodes ``begin``..``end`` (in scan order): the scores of the passing nodes, their total, the first best.
-    A score is computed once per distinct input (``memos``: balance, pull seconds, data seconds, capability count)."""
+    """Pass 2 over nodes ``begin``..``end`` (in scan order): the scores of the passing nodes (BalancedResource's from
+    pass 1), their total, the first best. A score is computed once per distinct input (``memos``: pull seconds, data
+    seconds, capability count; the first is pass 1's, for BalancedResource)."""
     cdef Py_ssize_t i, node = p.node, last = p.last
     cdef double score, total, best = p.best
-    cdef double cpu = p.cpu, memory = p.memory
     cdef double image_hi = p.image_hi, image_sum = p.image_hi + p.image_lo
     cdef double data_hi = p.data_hi, data_span = p.data_lo - p.data_hi
     cdef int64_t capability_lo = p.capability_lo
@@ -189,34 +214,20 @@ cdef inline void _score(Pod* p, Py_ssize_t begin, Py_ssize_t end, Memo* memos) n
     cdef bint image_scored = p.image_hi != 0.0, data_scored = p.data != NULL and p.data_lo != p.data_hi
     cdef bint capability_scored = p.capability != NULL and p.capability_lo != p.capability_hi
     cdef const char* passes = p.passes
-    cdef const int64_t* cpu_free = p.cpu_free
-    cdef const int64_t* memory_free = p.memory_free
     cdef const double* image = p.image
     cdef const int64_t* locality = p.locality
     cdef const double* data = p.data
     cdef const double* data_sent = p.data_sent
     cdef const int64_t* capability = p.capability
-    cdef double* balance = p.balance
+    cdef const double* balance = p.balance
     cdef Memo* memo
-    cdef uint64_t a, b
+    cdef uint64_t a
     cdef int slot
     cdef double v
     for i in range(begin, end):
-        if not passes[i] and not p.whole:
-            continue
-        # BalancedResource: the pod's shares of the free cpu and memory (0 free counted as 1)
-        memo = &memos[0]
-        a, b = <uint64_t>cpu_free[i], <uint64_t>memory_free[i]
-        slot = _slot(a, b)
-        if memo.key[slot] == a and memo.key2[slot] == b:
-            score = memo.value[slot]
-        else:
-            score = _balance(cpu, memory, cpu_free[i], memory_free[i])
-            memo.key[slot], memo.key2[slot], memo.value[slot] = a, b, score
-        balance[i] = score
         if not passes[i]:
             continue
-        total = score
+        total = balance[i]  # BalancedResource, written by pass 1
         # LatencyAwareImageLocality
         if image_scored:
             memo = &memos[1]
@@ -314,13 +325,13 @@ def decide(
         p.balance = <double*>_column(&views, balance, n, 8, b"d", True)
         p.cpu_millis, p.memory_bytes, p.whole = cpu_millis, memory, whole
         p.cpu, p.memory = <double>cpu_millis, <double>memory  # Python's int / float: the int as a double
-        feasible = _filter(&p, n, &unschedulable, &finite)
+        for k in range(4):
+            _forget(&memos[k])
+        feasible = _filter(&p, n, &unschedulable, &finite, &memos[0])
         if feasible == 0:
             return 0, -1, 0.0, start, unschedulable, None, None, None
         if not finite:
             return None
-        for k in range(4):
-            _forget(&memos[k])
         p.node, p.last, p.best = -1, -1, -INFINITY
         _score(&p, start, n, memos)
         _score(&p, 0, start, memos)

@@ -385,3 +385,21 @@ def test_compiled_kept_column_helpers_are_the_numpy_ones(seed, n, kinds, nan):
                 latency_scores(seconds, seconds.min(), seconds.max()),
             )
             assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.skipif(not BUILT, reason="not built")
+def test_the_compiled_pass_writes_balanced_resource_at_every_node_when_asked():
+    """``whole``: BalancedResource at every node, the failing ones too (a new shape's kept column), else 0 there."""
+    cluster = cluster_of(300, 5, True, 0.2, 0.1)
+    cluster.schedulable[::7] = False
+    kernel = compiled_module(STEP_MODULE)
+    pod = Pod("big", (Container("x", 3000, 3000 * MiB),))
+    n = cluster.n
+    for whole in (True, False):
+        fits, passes, balance = np.empty(n, bool), np.empty(n, bool), np.full(n, np.nan)
+        image = np.zeros(n)
+        args = (cluster.cpu_free, cluster.memory_free, cluster.schedulable, None, None, pod.cpu_millis, pod.memory, image)
+        kernel.decide(*args, None, None, None, 0, fits, passes, balance, whole)
+        expected = skippy_balance_now(cluster, pod)
+        assert 0 < passes.sum() < n
+        assert np.array_equal(balance, expected if whole else np.where(passes, expected, 0.0))
