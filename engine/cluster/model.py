@@ -298,12 +298,10 @@ class Cluster:
         return kept[2]
 
     def item_seconds(self, path: str, down: bool, skippy: bool) -> np.ndarray | None:
-        """Per node, the seconds to move the item at ``path`` (``"bucket/item"``) from (``down``) or to its bucket:
-        :meth:`bucket_seconds` over the slowest link in whole seconds if ``skippy``, else over the fastest; None when
-        there is no such item. Kept per path until the storage index changes (a scheduler asks at every pod)."""
-        key = (path, down, skippy)
+        """:meth:`bucket_seconds` of the item at ``path`` (``"bucket/item"``; None: no such item), down from or up to its
+        bucket (``skippy``: whole seconds, slowest link), kept per path until the storage index changes."""
+        key, version = (path, down, skippy), self.storage.version
         kept = self._item_seconds.get(key)
-        version = self.storage.version
         if kept is None or kept[0] != version:
             item = self.storage.stat(path)
             seconds = None if item is None else self.bucket_seconds(item[0], item[1], down, slowest=skippy, truncate=skippy)
@@ -389,13 +387,14 @@ class Cluster:
         if pod.gpu_devices[0]:
             self._take_gpus(pod, node, devices, +1)
         images = pod.images
-        indices = [self.image_index(image) for image in images]  # first: image_index grows the cache for new images
-        cached = self.image_cached
-        needed = [image for image, i in zip(images, indices, strict=True) if not cached[i, node]]  # missing_images
-        if needed:
-            for i in indices:
-                if not cached[i, node]:
-                    self.cache_image(i, node)
+        if len(images) == 1:  # most pods: missing_images and cache_image for one image, without the lists
+            needed = [] if self.image_cached[i := self.image_index(images[0]), node] else [images[0]]
+            if needed:
+                self.cache_image(i, node)
+        else:
+            needed = self.missing_images(pod, node)
+            for image in needed:
+                self.cache_image(image, node)
         # item by item as Python numbers (what ``a[node] -= x`` computes, without numpy's scalar arithmetic)
         self.cpu_free[node] = self.cpu_free.item(node) - pod.cpu_millis
         self.memory_free[node] = self.memory_free.item(node) - pod.memory
