@@ -388,7 +388,8 @@ class Cluster:
             self._take_gpus(pod, node, devices, +1)
         images = pod.images
         if len(images) == 1:  # most pods: missing_images and cache_image for one image, without the lists
-            needed = [] if self.image_cached[i := self.image_index(images[0]), node] else [images[0]]
+            i = self.image_index(images[0])  # first: image_index grows the cache for a new image
+            needed = [] if self.image_cached[i, node] else [images[0]]
             if needed:
                 self.cache_image(i, node)
         else:

@@ -198,3 +198,11 @@ def test_a_pod_derives_its_requests_in_one_pass():
     pod = Pod("p", (Container("app", 300, GiB), Container("host:5000/side", 100, 1)))
     assert pod.images == ("app:latest", "host:5000/side:latest") and pod.cpu_millis == 400 and pod.memory == GiB + 1
     assert Pod("q", (Container("a:1"),)).memory == Container("a:1").memory
+
+
+def test_placing_a_pod_of_an_image_registered_since_the_cluster_was_built():
+    c = small()
+    c.registry.add("late", {"amd64": 10})  # the cache matrix grows at the image's first use: here, the bind
+    assert c.place(Pod("p", (Container("late"),)), 1) == ["late:latest"] and c.image_cached[c.image_index("late"), 1]
+    c.registry.add("later:1", {"amd64": 1})
+    assert c.place(Pod("q", (Container("later:1"), Container("late"))), 1) == ["later:1"]
