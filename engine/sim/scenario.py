@@ -108,7 +108,9 @@ class Scenario:
             try:
                 values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
                 # its own copies of lists (a list value is shared by nothing else): build_sections may hand it out
-                section = built[key] = SECTION_CLASSES[key](**{k: copy.deepcopy(v) if isinstance(v, list) else v for k, v in values[key].items()})
+                section = built[key] = SECTION_CLASSES[key](
+                    **{k: copy.deepcopy(v) if isinstance(v, list) else v for k, v in values[key].items()}
+                )
                 section.check()
                 for name, why in section.unread(set(body)):
                     raise ParamError(f"{key}.{name}", why)
@@ -144,7 +146,9 @@ class Scenario:
             ):
                 raise ScenarioError(f"{origin}: {meta}: {type(data[meta]).__name__} is not allowed; allowed: a string")
         name = data.get("name") or (source.stem if source else "unnamed")
-        scenario = cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin)
+        scenario = cls(
+            name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin
+        )
         scenario._checked = (id(scenario), copy.deepcopy(values), built)
         return scenario
 
