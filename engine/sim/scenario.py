@@ -47,8 +47,11 @@ class Scenario:
     source: Path | None = None
     notes: list[str] = field(default_factory=list)  # defaults the file left implicit, one line each (the CLI prints them)
     origin: str = ""  # what messages name it by (the file, or the recording holding it)
-    #: (id of this scenario, its values as checked, the sections from_dict built) until build_sections takes them
-    _checked: tuple[int, dict[str, dict[str, Any]], dict[str, Section]] | None = field(default=None, init=False, repr=False, compare=False)
+    #: [(id of this scenario, its values as checked, the sections from_dict built)] until build_sections takes them (a
+    #: list: ``pop()`` is one step, so two threads building from one scenario never both take them)
+    _checked: list[tuple[int, dict[str, dict[str, Any]], dict[str, Section]]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     @property
     def world(self) -> str:
@@ -60,7 +63,10 @@ class Scenario:
         The first call after :meth:`from_dict` takes the sections ``from_dict`` built to check the values (a section
         with arguments costs ~10-30 us per value set: most of a function run's construction) when the values are
         still the ones checked and the classes the same; every later call builds new ones."""
-        checked, self._checked = self._checked, None
+        try:
+            checked = self._checked.pop()
+        except IndexError:
+            checked = None
         keys = world_sections(self.world, set(self.values))
         if checked is not None and (checked[0] != id(self) or checked[1] != self.values):
             checked = None  # a copy of the scenario, or values changed since they were checked
@@ -74,7 +80,7 @@ class Scenario:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without the sections :meth:`from_dict` built (param objects; the copy builds its own)."""
         state = dict(self.__dict__)
-        state["_checked"] = None
+        state["_checked"] = []
         return state
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,7 +155,7 @@ class Scenario:
         scenario = cls(
             name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin
         )
-        scenario._checked = (id(scenario), copy.deepcopy(values), built)
+        scenario._checked.append((id(scenario), copy.deepcopy(values), built))
         return scenario
 
 

@@ -113,3 +113,13 @@ def test_copies_of_a_scenario_build_their_own_sections():
         assert built["fn1"].values() == s.build_sections()["fn1"].values()
     mine = s.build_sections()["fn1"]
     assert all(other.build_sections()["fn1"] is not mine for other in (copy.copy(s), copy.deepcopy(s)))
+
+
+def test_threads_building_from_one_scenario_each_get_their_own_sections():
+    from concurrent.futures import ThreadPoolExecutor
+
+    s = _fn_scenario()
+    with ThreadPoolExecutor(8) as pool:
+        built = list(pool.map(lambda _: s.build_sections()["fn1"], range(16)))
+    assert len({id(b) for b in built}) == 16
+    assert all(b.values() == built[0].values() for b in built)
