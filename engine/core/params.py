@@ -101,7 +101,7 @@ def allowed(p: param.Parameter) -> str:
 def coerce(section: Section | type[Section], name: str, value: Any, field: str | None = None) -> Any:
     """Convert ``value`` to what parameter ``name`` accepts, or raise a :class:`ParamError`."""
     field = field or f"{section_key(section)}.{name}"
-    if name not in tunable_names(section):
+    if name == "name" or name not in section.param:  # (not a tunable: tunable_names lists the rest, in order)
         raise ParamError(field, f"unknown parameter; allowed: {', '.join(tunable_names(section))}")
     p = section.param[name]
     try:

@@ -6,6 +6,8 @@ of another, and the order in which components are built does not matter.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 STREAMS = {
@@ -45,39 +47,81 @@ def _words(n: int) -> list[int]:
     return out
 
 
+def _hash_constants(n: int) -> list[tuple[int, int]]:
+    """(xor, multiplier) of SeedSequence's first ``n`` hashmix calls (its running constant, before and after)."""
+    out, c = [], _INIT_A
+    for _ in range(n):
+        x = c
+        c = (c * _MULT_A) & _M32
+        out.append((x, c))
+    return out
+
+
+def _column(constants: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    return (
+        np.array([x for x, _ in constants], dtype=np.uint32)[:, None],
+        np.array([m for _, m in constants], dtype=np.uint32)[:, None],
+    )
+
+
+@functools.cache
+def _mixing_plan(n_entropy: int) -> tuple:
+    """SeedSequence's hashmix constants for ``n_entropy`` entropy words, as columns: the pool's four, then per source
+    word of the pool the ones it is hashed with for each other word, then those of the entropy words past the pool."""
+    extra = max(0, n_entropy - _POOL)
+    constants = _hash_constants(_POOL * _POOL + extra * _POOL)
+    rounds, at = [], _POOL
+    for src in range(_POOL):
+        dsts = [d for d in range(_POOL) if d != src]
+        rounds.append((dsts, *_column(constants[at : at + len(dsts)])))
+        at += len(dsts)
+    extras = []
+    for _ in range(extra):
+        extras.append(_column(constants[at : at + _POOL]))
+        at += _POOL
+    return _column(constants[:_POOL]), rounds, extras
+
+
+def _output_constants() -> tuple[np.ndarray, np.ndarray]:
+    xs, ms, c = [], [], _INIT_B
+    for _ in range(8):
+        xs.append(c)
+        c = (c * _MULT_B) & _M32
+        ms.append(c)
+    return np.array(xs, dtype=np.uint32)[:, None], np.array(ms, dtype=np.uint32)[:, None]
+
+
+_OUT_ROWS = [i % _POOL for i in range(8)]
+_OUT_X, _OUT_M = _output_constants()
+
+
 def pcg64_states(seed: int, first: int, count: int) -> np.ndarray:
     """``SeedSequence([seed, i]).generate_state(4, np.uint64)`` for ``i`` in ``first .. first + count - 1`` (< 2**32),
-    one row each: the same 32-bit mixing, done on every ``i`` at once."""
+    one row each: the same 32-bit mixing, done on every ``i`` at once. The pool is a (4, count) array; the three
+    hashmix calls of one source word (the same value, each call's own constants) and the eight output words are
+    one operation each (a run of a function platform makes one block: its ufunc calls were its cost)."""
     k = count
     entropy = [np.full(k, w, dtype=np.uint32) for w in _words(seed)] + [np.arange(first, first + k, dtype=np.uint32)]
-    const = [_INIT_A]
+    start, rounds, extras = _mixing_plan(len(entropy))
+    shift = np.uint32(_XSHIFT)
+    left, right = np.uint32(_MIX_L), np.uint32(_MIX_R)
 
-    def hashmix(v: np.ndarray) -> np.ndarray:
-        v = v ^ np.uint32(const[0])
-        const[0] = (const[0] * _MULT_A) & _M32
-        v = v * np.uint32(const[0])
-        return v ^ (v >> np.uint32(_XSHIFT))
+    def hashmix(v: np.ndarray, xs: np.ndarray, ms: np.ndarray) -> np.ndarray:  # v: one row or (len(xs), k)
+        v = (v ^ xs) * ms
+        return v ^ (v >> shift)
 
     def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        r = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
-        return r ^ (r >> np.uint32(_XSHIFT))
+        r = left * x - right * y
+        return r ^ (r >> shift)
 
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in C
-        pool = [hashmix(entropy[i] if i < len(entropy) else np.zeros(k, dtype=np.uint32)) for i in range(_POOL)]
-        for src in range(_POOL):
-            for dst in range(_POOL):
-                if src != dst:
-                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
-        for src in range(_POOL, len(entropy)):
-            for dst in range(_POOL):
-                pool[dst] = mix(pool[dst], hashmix(entropy[src]))
-        out = np.empty((k, 8), dtype=np.uint32)
-        const_b = _INIT_B
-        for i in range(8):
-            v = pool[i % _POOL] ^ np.uint32(const_b)
-            const_b = (const_b * _MULT_B) & _M32
-            v = v * np.uint32(const_b)
-            out[:, i] = v ^ (v >> np.uint32(_XSHIFT))
+        pool = hashmix(np.stack([entropy[i] if i < len(entropy) else np.zeros(k, dtype=np.uint32) for i in range(_POOL)]), *start)
+        for src, (dsts, xs, ms) in enumerate(rounds):  # pool[src] does not change within its round
+            pool[dsts] = mix(pool[dsts], hashmix(pool[src], xs, ms))
+        for word, (xs, ms) in zip(entropy[_POOL:], extras, strict=True):
+            pool = mix(pool, hashmix(word, xs, ms))
+        v = (pool[_OUT_ROWS] ^ _OUT_X) * _OUT_M
+        out = np.ascontiguousarray((v ^ (v >> shift)).T)
     return out.view(np.uint64)
 
 

@@ -24,6 +24,7 @@ from engine.core.clock import timeout_at
 from engine.core.events import EventLog
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.platform import FaultOutcome
+from engine.core.quantiles import sorted_linear_percentiles
 from engine.core.recorder import Recorder
 from engine.faas.batchsample import BatchSampler, SampleCursor
 from engine.faas.flow import REASONS, TAIL, RequestFlow
@@ -444,7 +445,8 @@ class FunctionWorld:
             served = rep >= 0
             done = served & (start + exe <= now)
             response = (start + exe - arr)[done]
-            p50, p95, p99 = np.percentile(response, [50, 95, 99]).tolist() if len(response) else (math.nan,) * 3
+            # np.percentile's numbers (engine.core.quantiles), sorted once: its partition at six ranks cost ~3x a sort
+            p50, p95, p99 = sorted_linear_percentiles(np.sort(response), (50, 95, 99)) if len(response) else (math.nan,) * 3
             rows.append(
                 {
                     "function": rt.name,

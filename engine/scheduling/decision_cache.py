@@ -19,6 +19,7 @@ decision).
 from __future__ import annotations
 
 from dataclasses import fields
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from engine.cluster.model import Cluster, Pod
@@ -35,13 +36,13 @@ FIRST = 64  # lookups after which the cache stops if none hit
 _SPEC = tuple(f.name for f in fields(Pod) if f.name != "name")
 
 
+_spec_of = attrgetter(*_SPEC)  # the fields but the name, as one tuple (one C call)
+
+
 def same_spec(a: Pod, b: Pod) -> bool:
-    """Pods that differ only in name (a replica's copy of its function's pod shares the fields: ``is`` first)."""
-    for name in _SPEC:
-        x, y = getattr(a, name), getattr(b, name)
-        if x is not y and x != y:
-            return False
-    return True
+    """Pods that differ only in name (a replica's copy of its function's pod shares the fields: tuples compare each
+    pair ``is`` first, then ``==``)."""
+    return _spec_of(a) == _spec_of(b)
 
 
 class DecisionCache:

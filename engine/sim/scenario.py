@@ -47,16 +47,41 @@ class Scenario:
     source: Path | None = None
     notes: list[str] = field(default_factory=list)  # defaults the file left implicit, one line each (the CLI prints them)
     origin: str = ""  # what messages name it by (the file, or the recording holding it)
+    #: [(id of this scenario, its values as checked, the sections from_dict built)] until build_sections takes them (a
+    #: list: ``pop()`` is one step, so two threads building from one scenario never both take them)
+    _checked: list[tuple[int, dict[str, dict[str, Any]], dict[str, Section]]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     @property
     def world(self) -> str:
         return self.values.get("run", {}).get("world", "vm")
 
     def build_sections(self) -> dict[str, Section]:
-        """Fresh param objects for every section of the scenario's world, with this scenario's values."""
-        return {
-            key: SECTION_CLASSES[key](**copy.deepcopy(self.values.get(key, {}))) for key in world_sections(self.world, set(self.values))
-        }
+        """Fresh param objects for every section of the scenario's world, with this scenario's values.
+
+        The first call after :meth:`from_dict` takes the sections ``from_dict`` built to check the values (a section
+        with arguments costs ~10-30 us per value set: most of a function run's construction) when the values are
+        still the ones checked and the classes the same; every later call builds new ones."""
+        try:
+            checked = self._checked.pop()
+        except IndexError:
+            checked = None
+        keys = world_sections(self.world, set(self.values))
+        if checked is not None and (checked[0] != id(self) or checked[1] != self.values):
+            checked = None  # a copy of the scenario, or values changed since they were checked
+        out = {}
+        for key in keys:
+            cls = SECTION_CLASSES[key]
+            section = checked[2].get(key) if checked is not None else None
+            out[key] = section if type(section) is cls else cls(**copy.deepcopy(self.values.get(key, {})))
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the sections :meth:`from_dict` built (param objects; the copy builds its own)."""
+        state = dict(self.__dict__)
+        state["_checked"] = []
+        return state
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "name": self.name, "description": self.description, **copy.deepcopy(self.values)}
@@ -75,6 +100,7 @@ class Scenario:
         if version != FORMAT_VERSION:
             raise ScenarioError(f"{origin}: version: {version!r} is not supported; allowed: {FORMAT_VERSION}")
         values: dict[str, dict[str, Any]] = {}
+        built: dict[str, Section] = {}
         for key, body in data.items():
             if key in _META:
                 continue
@@ -87,7 +113,10 @@ class Scenario:
             probe = SECTION_CLASSES[key]  # the class: its parameters are read as declared (an instance copies each one read)
             try:
                 values[key] = {name: coerce(probe, name, v, field=f"{key}.{name}") for name, v in body.items()}
-                section = SECTION_CLASSES[key](**values[key])
+                # its own copies of lists (a list value is shared by nothing else): build_sections may hand it out
+                section = built[key] = SECTION_CLASSES[key](
+                    **{k: copy.deepcopy(v) if isinstance(v, list) else v for k, v in values[key].items()}
+                )
                 section.check()
                 for name, why in section.unread(set(body)):
                     raise ParamError(f"{key}.{name}", why)
@@ -109,7 +138,7 @@ class Scenario:
                 raise ScenarioError(f"{origin}: {key}: not a section of the {world!r} world; allowed: {', '.join(present)}")
         notes = [
             f"{origin}: {brought}: not given with {key}, so every {brought}.* parameter has its default"
-            + (f" (mode {SECTION_CLASSES[brought]().mode})" if "mode" in SECTION_CLASSES[brought].param else "")
+            + (f" (mode {SECTION_CLASSES[brought].mode})" if "mode" in SECTION_CLASSES[brought].param else "")  # the default
             + f"; add '{brought}:' to choose"
             for key, brought in BRINGS.items()
             if key in values and brought not in values and brought in present
@@ -123,7 +152,11 @@ class Scenario:
             ):
                 raise ScenarioError(f"{origin}: {meta}: {type(data[meta]).__name__} is not allowed; allowed: a string")
         name = data.get("name") or (source.stem if source else "unnamed")
-        return cls(name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin)
+        scenario = cls(
+            name=str(name), description=str(data.get("description") or ""), values=values, source=source, notes=notes, origin=origin
+        )
+        scenario._checked.append((id(scenario), copy.deepcopy(values), built))
+        return scenario
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

@@ -70,3 +70,56 @@ def test_defaults_fill_unnamed_sections():
 def test_scheduler_without_cluster_is_refused(tmp_path):
     with pytest.raises(ScenarioError, match="scheduler: needs a cluster section"):
         load_scenario(_write(tmp_path, "scheduler: {mode: kube}"))
+
+
+def _fn_scenario():
+    return Scenario.from_dict(
+        {
+            "run": {"world": "functions", "seed": 2},
+            "cluster": {"topology": "faas_edge", "cells": 1},
+            "fn1": {"function": "f", "images": ["faas-workloads/python-pi"], "rate": 0.5},
+        }
+    )
+
+
+def test_sections_built_again_are_new_objects_with_the_same_values():
+    # the first build takes the sections from_dict checked; later builds make new ones, equal in value, sharing nothing
+    s = _fn_scenario()
+    first, second = s.build_sections(), s.build_sections()
+    assert list(first) == list(second)
+    for key in first:
+        assert first[key] is not second[key]
+        assert first[key].values() == second[key].values() == type(first[key])(**s.values.get(key, {})).values()
+    first["fn1"].images.append("x")  # a list changed in one run's section changes neither the scenario nor another's
+    assert s.values["fn1"]["images"] == ["faas-workloads/python-pi"] == s.build_sections()["fn1"].images
+
+
+def test_values_changed_after_loading_are_the_ones_built():
+    s = _fn_scenario()
+    s.values["fn1"]["rate"] = 2.0
+    s.values["run"]["seed"] = 7
+    built = s.build_sections()
+    assert (built["fn1"].rate, built["run"].seed) == (2.0, 7)
+
+
+def test_copies_of_a_scenario_build_their_own_sections():
+    import copy
+    import pickle
+
+    s = _fn_scenario()
+    for other in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert other == s
+        built = other.build_sections()
+        assert built["fn1"].values() == s.build_sections()["fn1"].values()
+    mine = s.build_sections()["fn1"]
+    assert all(other.build_sections()["fn1"] is not mine for other in (copy.copy(s), copy.deepcopy(s)))
+
+
+def test_threads_building_from_one_scenario_each_get_their_own_sections():
+    from concurrent.futures import ThreadPoolExecutor
+
+    s = _fn_scenario()
+    with ThreadPoolExecutor(8) as pool:
+        built = list(pool.map(lambda _: s.build_sections()["fn1"], range(16)))
+    assert len({id(b) for b in built}) == 16
+    assert all(b.values() == built[0].values() for b in built)
