@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.autoscaling.keepalive import KEEPALIVE_POLICIES, HybridHistogramParams
 from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -78,7 +77,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry("engine.faas.params:FaasParams"),
     **{key: SectionEntry(f"engine.faas.params:FUNCTION_SLOTS.{key}", "engine.faas.params:check_function_files") for key in SLOT_KEYS},
     "function_faults": SectionEntry("engine.faas.params:FunctionFaultParams"),
-    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
+    "keepalive_hybrid": SectionEntry("engine.autoscaling.keepalive:HybridHistogramParams"),
     "pods": SectionEntry("engine.podworld.params:PodsParams", "engine.podworld.params:check_files"),
     "node_autoscaler": SectionEntry("engine.nodescaling.params:NodeAutoscalerParams"),
     **{key: SectionEntry(f"engine.nodescaling.params:GROUP_SLOTS.{key}") for key in GROUP_KEYS},
@@ -190,7 +189,7 @@ class _PluginTables(Mapping):
     _refs: dict[str, PluginTable | str] = {
         "scaling_policies": POLICIES,
         "function_scalers": FUNCTION_SCALERS,
-        "keepalive_policies": KEEPALIVE_POLICIES,
+        "keepalive_policies": "engine.autoscaling.keepalive:KEEPALIVE_POLICIES",
         "function_simulators": "engine.faas.simulators:SIMULATORS",
         "scheduler_priorities": PRIORITY_TABLE,
         "scheduler_predicates": PREDICATE_TABLE,
