@@ -29,7 +29,6 @@ from engine.autoscaling.functions import (
 )
 from engine.autoscaling.hpa import HPAParams, HPAPolicy
 from engine.autoscaling.keda import KEDAParams, KEDAPolicy
-from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
 from engine.core.params import Mirror, ParamError, Section
@@ -171,6 +170,14 @@ class FunctionScalerEntry:
 _HPA_NAMES = {"min_replicas": "min_replicas", "max_replicas": "max_replicas", "target_utilization": "target_utilization"}
 
 
+def _scale_to_zero(fn, s):
+    # the keep-alive policies (engine.autoscaling.keepalive) load with the first function that scales to zero, not
+    # with every VM-world run
+    from engine.autoscaling.keepalive_idler import KeepAliveIdleScaler
+
+    return KeepAliveIdleScaler(fn, s.get("keepalive_hybrid"), s)  # type: ignore[arg-type]
+
+
 # The policies read their sections through Mirrors (plain attributes a watcher keeps current): a KPA round every 2 s
 # reads some twenty parameters, each a few microseconds through param's descriptors.
 def _hpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
@@ -204,7 +211,7 @@ _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
         lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
     ),
     "scale_to_zero": FunctionScalerEntry(
-        lambda fn, s: KeepAliveIdleScaler(fn, s.get("keepalive_hybrid"), s),  # type: ignore[arg-type]
+        _scale_to_zero,
         30.0,
         "OpenFaaS: zero after idle_timeout (or keep_alive hybrid's windows), woken by the gateway",
     ),

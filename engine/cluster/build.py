@@ -12,9 +12,6 @@ from pathlib import Path
 import numpy as np
 
 from engine.cluster.files import CLUSTER_DIR, resolve_cluster_path
-from engine.cluster.importers.kube import KubeObjectError, kube_nodes, load_kube_nodes
-from engine.cluster.importers.kube_snapshot import kube_snapshot, load_kube_pods
-from engine.cluster.importers.openb import openb, read_openb_nodes
 from engine.cluster.model import Cluster, MiB
 from engine.cluster.params import ClusterParams
 from engine.cluster.synth import _buckets, _prepull, catalogue_registry, cloud_regions, faas_edge, urban_sensing
@@ -32,6 +29,8 @@ def _check_dump(params: ClusterParams, name: str, noun: str, command: str, load:
     path = resolve_cluster_path(value)
     if not path.is_file():
         raise ParamError(field, f"{path}: no such file; {allowed_file}")
+    from engine.cluster.importers.kube import KubeObjectError
+
     try:
         load(path)
     except KubeObjectError as e:
@@ -39,14 +38,23 @@ def _check_dump(params: ClusterParams, name: str, noun: str, command: str, load:
 
 
 def check_files(params: ClusterParams) -> None:
-    """Raise :class:`ParamError` when a file the section names is missing or unreadable (cached per file version)."""
+    """Raise :class:`ParamError` when a file the section names is missing or unreadable (cached per file version).
+
+    The importers of files (openb, kubectl dumps) load when a section names such a topology, not with every cluster."""
     if params.topology == "openb":
+        from engine.cluster.importers.openb import read_openb_nodes
+
         if not params.openb_file.strip():
             raise ParamError(
                 "cluster.openb_file", f"topology openb needs a node list; allowed: a CSV file, relative to {CLUSTER_DIR} or absolute"
             )
         read_openb_nodes(resolve_cluster_path(params.openb_file))
         return
+    if params.topology not in ("kube_nodes", "kube_snapshot"):
+        return
+    from engine.cluster.importers.kube import load_kube_nodes
+    from engine.cluster.importers.kube_snapshot import load_kube_pods
+
     nodes, pods = ("node dump", "kubectl get nodes -o json", load_kube_nodes), ("pod dump", "kubectl get pods -A -o json", load_kube_pods)
     if params.topology == "kube_nodes":
         _check_dump(params, "kube_nodes_file", *nodes)
@@ -87,14 +95,20 @@ def build_cluster(params: ClusterParams, rng: np.random.Generator) -> Cluster:
             params.backbone_mbps,
         )
     elif params.topology == "kube_nodes":
+        from engine.cluster.importers.kube import kube_nodes
+
         cluster = kube_nodes(resolve_cluster_path(params.kube_nodes_file), seeded, params.storage_nodes)
     elif params.topology == "kube_snapshot":
+        from engine.cluster.importers.kube_snapshot import kube_snapshot
+
         cluster = kube_snapshot(
             resolve_cluster_path(params.kube_snapshot_nodes_file),
             resolve_cluster_path(params.kube_snapshot_pods_file),
             catalogue_registry(),
         )
     else:
+        from engine.cluster.importers.openb import openb
+
         path = resolve_cluster_path(params.openb_file)
         cluster = openb(path, params.openb_nodes, seeded, params.storage_nodes, gpu_nodes_only=params.openb_gpu_nodes_only)
     _buckets(cluster, seeded, int(params.worker_input_mib * MiB))

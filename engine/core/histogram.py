@@ -11,10 +11,20 @@ import numpy as np
 _HIST_MIN = 1e-3
 _HIST_STEP = math.log(1.001)
 _HIST_BINS = int(math.log(1e10) / _HIST_STEP) + 2
-# The bins' lower edges, from the C library's exp: a value's bin is found by comparisons, and a percentile is read back
-# with the same exp. numpy's vectorised exp and log pick a SIMD kernel by CPU (AVX-512 or not), and those kernels may
-# differ in the last bit: the golden digests changed with the machine. Comparisons and libm's scalar exp do not.
-_EDGES = np.array([_HIST_MIN * math.exp(i * _HIST_STEP) for i in range(_HIST_BINS - 1)])
+_edges: np.ndarray | None = None
+
+
+def edges() -> np.ndarray:
+    """The bins' lower edges ``_HIST_MIN * exp(i * _HIST_STEP)``, from the C library's exp: a value's bin is found by
+    comparisons, and a percentile is read back with the same exp. numpy's vectorised exp and log pick a SIMD kernel by
+    CPU (AVX-512 or not), and those kernels may differ in the last bit: the golden digests changed with the machine.
+    Comparisons and libm's scalar exp do not. Built when the first value is added (23,000 exps, ~3 ms: a short run
+    may add none); ``i * _HIST_STEP`` and the product are single IEEE multiplications, as in Python."""
+    global _edges
+    if _edges is None:
+        exponents = (np.arange(_HIST_BINS - 1, dtype=np.float64) * _HIST_STEP).tolist()
+        _edges = _HIST_MIN * np.array(list(map(math.exp, exponents)))
+    return _edges
 
 
 class LogHistogram:
@@ -25,7 +35,7 @@ class LogHistogram:
 
     def add(self, values: np.ndarray) -> None:
         if len(values):
-            np.add.at(self.counts, np.searchsorted(_EDGES, values, side="right"), 1)
+            np.add.at(self.counts, np.searchsorted(edges(), values, side="right"), 1)
 
     @property
     def total(self) -> int:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from engine.core.entrypoints import entry_points
 from engine.core.params import ParamError, Section
 
 log = logging.getLogger("scalelab.plugins")
@@ -112,7 +113,7 @@ class PluginTable[V](Mapping[str, V]):
         if self._loaded:
             return
         self._loaded = True
-        for ep in importlib.metadata.entry_points(group=self.group):
+        for ep in entry_points(self.group):
             try:
                 plugin = ep.load()
                 info = self.register(plugin, dist=ep.dist, name=None if getattr(plugin, "name", None) else ep.name)

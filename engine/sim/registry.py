@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.autoscaling.keepalive import KEEPALIVE_POLICIES, HybridHistogramParams
 from engine.autoscaling.registry import FUNCTION_SCALERS, POLICIES, POLICY_SECTIONS, PolicyParams, plugin_section
 from engine.autoscaling.seed_conf import AutoscalerParams
 from engine.cluster.build import check_files as check_cluster_files
@@ -26,12 +26,14 @@ from engine.nodescaling.slots import FIXED_GROUP_KEYS, GROUP_KEYS
 from engine.scheduling.params import SchedulerParams
 from engine.scheduling.priorities import GPU_POLICIES, PREDICATE_TABLE, PRIORITY_TABLE
 from engine.sim.run import RunParams
-from engine.sim.worldview import FUNCTIONS_VIEW, POD_VIEW, VM_VIEW, WorldView
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
 from engine.workload.generators import REQUEST_GENERATORS
 from engine.workload.params import WorkloadParams
 from engine.workload.traces.replay import check_files as check_workload_files
+
+if TYPE_CHECKING:
+    from engine.sim.worldview import WorldView
 
 
 def _resolve(ref):
@@ -75,7 +77,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "faas": SectionEntry("engine.faas.params:FaasParams"),
     **{key: SectionEntry(f"engine.faas.params:FUNCTION_SLOTS.{key}", "engine.faas.params:check_function_files") for key in SLOT_KEYS},
     "function_faults": SectionEntry("engine.faas.params:FunctionFaultParams"),
-    "keepalive_hybrid": SectionEntry(HybridHistogramParams),
+    "keepalive_hybrid": SectionEntry("engine.autoscaling.keepalive:HybridHistogramParams"),
     "pods": SectionEntry("engine.podworld.params:PodsParams", "engine.podworld.params:check_files"),
     "node_autoscaler": SectionEntry("engine.nodescaling.params:NodeAutoscalerParams"),
     **{key: SectionEntry(f"engine.nodescaling.params:GROUP_SLOTS.{key}") for key in GROUP_KEYS},
@@ -92,11 +94,17 @@ class WorldEntry:
     doc: str = ""
     faults: str = "faults"  # the section the fault schedule reads (scheduled and random faults)
     fixed: tuple[str, ...] = ()  # sections (or single ``section.name``s) read once, when the world is built: never live
-    ui: WorldView | None = None  # what a user interface shows of it (KPIs, faults, tables, views): engine.sim.worldview
+    # what a user interface shows of it (KPIs, faults, tables, views), or its "module:attribute" (engine.sim.worldview:
+    # imported when a UI reads it, not for a headless run)
+    ui_ref: WorldView | str | None = None
 
     @property
     def build(self) -> Callable[..., object]:
         return _resolve(self.build_ref)
+
+    @property
+    def ui(self) -> WorldView | None:
+        return _resolve(self.ui_ref)
 
     def is_fixed(self, key: str) -> bool:
         """Is parameter ``section.name`` (or a whole section, given its key) fixed for a run of this world?"""
@@ -109,7 +117,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("run", "autoscaler", "controller", "platform", "workload", "faults", "policy", *POLICY_SECTIONS),
         ("cluster", "scheduler"),
         "the seed's master/worker application on a VM cloud, scaled by the seed's controller",
-        ui=VM_VIEW,
+        ui_ref="engine.sim.worldview:VM_VIEW",
     ),
     "functions": WorldEntry(
         "engine.faas.world:FunctionWorld",
@@ -118,7 +126,7 @@ WORLDS: dict[str, WorldEntry] = {
         "function deployments behind a gateway on a shared cluster, scaled per function (faas-sim's environment)",
         faults="function_faults",
         fixed=FIXED_GROUP_KEYS,
-        ui=FUNCTIONS_VIEW,
+        ui_ref="engine.sim.worldview:FUNCTIONS_VIEW",
     ),
     "pod": WorldEntry(
         "engine.podworld.world:PodWorld",
@@ -126,7 +134,7 @@ WORLDS: dict[str, WorldEntry] = {
         ("node_autoscaler", *GROUP_KEYS),
         "a trace's pods arriving and leaving on a cluster (lifetime replay, or the FGD paper's cluster filling)",
         fixed=("pods", *FIXED_GROUP_KEYS),
-        ui=POD_VIEW,
+        ui_ref="engine.sim.worldview:POD_VIEW",
     ),
 }
 
@@ -181,7 +189,7 @@ class _PluginTables(Mapping):
     _refs: dict[str, PluginTable | str] = {
         "scaling_policies": POLICIES,
         "function_scalers": FUNCTION_SCALERS,
-        "keepalive_policies": KEEPALIVE_POLICIES,
+        "keepalive_policies": "engine.autoscaling.keepalive:KEEPALIVE_POLICIES",
         "function_simulators": "engine.faas.simulators:SIMULATORS",
         "scheduler_priorities": PRIORITY_TABLE,
         "scheduler_predicates": PREDICATE_TABLE,
