@@ -205,7 +205,7 @@ class RequestFlow(Dispatch, Observations):
                 NodeSelectorTerm((NodeSelectorRequirement(ARCH, "In", archs), NodeSelectorRequirement(NODE_DEVICE, "In", devices))),
             ),
         )
-        _ = (pod.cpu_millis, pod.memory, pod.images)  # cached now: every copy has them (each cold start reads them)
+        _ = (pod.cpu_millis, pod.memory, pod.images, pod.gpu_devices)  # cached now: every copy has them (each cold start reads them)
         return pod
 
     # -- the transitions heap ----------------------------------------------------------------------------
