@@ -406,7 +406,8 @@ class Cluster:
 
     def remove(self, pod: Pod, node: int, devices: Sequence[int] | None = None) -> None:
         """Unbind ``pod`` from ``node``: give its requests back (GPU shares to the ``devices`` it was placed on); cached images stay."""
-        self._take_gpus(pod, node, devices, -1)
+        if pod.gpu_devices[0]:
+            self._take_gpus(pod, node, devices, -1)
         self.cpu_free[node] = self.cpu_free.item(node) + pod.cpu_millis
         self.memory_free[node] = self.memory_free.item(node) + pod.memory
         self.pods[node] = self.pods.item(node) - 1

@@ -220,7 +220,7 @@ cdef long long _recheck(list heap, double h, object rt, double idle_timeout, lon
 
 def single_slot_loop(list buf, Py_ssize_t bi, double h, list slots, list idle, list c_rep, list c_exec, bint keep,
                      long long seq, at_limit, list rejected, list heap=None, double limit=-INFINITY, rt=None,
-                     double idle_timeout=0.0):
+                     double idle_timeout=0.0, step=None):
     """:func:`engine.faas.oneslot.single_slot_loop`, compiled: read that function (and ``free_instance``) first."""
     cdef Py_ssize_t n = PyList_GET_SIZE(buf)
     cdef double a, e, end, top
@@ -241,11 +241,18 @@ def single_slot_loop(list buf, Py_ssize_t bi, double h, list slots, list idle, l
             if _as_double(<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 0)) != h:
                 break
             moved = _recheck(heap, h, rt, idle_timeout, seq)
-            if moved == seq:
+            if moved != seq:
+                seq = moved
+            elif step is not None and (<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 3)).rt is rt:
+                seq = step(seq)  # the catch-up's own step: it may add or remove an instance
+                full = -1
+            else:
                 break
-            seq = moved
-            top = _as_double(<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 0))
-            h = top if top < limit else limit
+            if PyList_GET_SIZE(heap):
+                top = _as_double(<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(heap, 0), 0))
+                h = top if top < limit else limit
+            else:
+                h = limit
             continue
         # free_instance: instances free by a join the idle stack in the order they freed, then the valid top
         while PyList_GET_SIZE(slots) and _as_double(<object>PyTuple_GET_ITEM(<object>PyList_GET_ITEM(slots, 0), 0)) <= a:

@@ -249,6 +249,7 @@ class Dispatch:
         rejected: list[int] = []  # rows rejected at the instance limit
         limit = self._recheck_to  # idle re-checks due by then are the loop's (catch_up: this is the only function)
         heap = self.heap if limit >= h else None
+        step = self._step_in_loop if heap is not None else None
         loop = self._one_slot_loop
 
         def run(start: int, until: float) -> tuple:
@@ -268,6 +269,7 @@ class Dispatch:
                 limit,
                 rt,
                 rt.spec.idle_timeout,
+                step,
             )
 
         bi, blocked, self._seq, reached = run(first, h)

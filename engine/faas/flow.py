@@ -73,8 +73,9 @@ _FIXED_CAN_RUN = (FunctionSimulator.can_run, MeasuredSimulator.can_run, TraceSim
 class RequestFlow(Dispatch, Observations):
     """Every function's requests and replicas, processed in time order up to the time asked for."""
 
-    #: A function alone on the platform: its one-slot loop pushes idle re-checks again itself (the same rows; tests
-    #: turn it off to compare).
+    #: A function alone on the platform: its one-slot loop carries out the transitions due on its way itself (idle
+    #: re-checks pushed again, the rest through :meth:`_step_in_loop`), in the catch-up's order: the same rows; tests
+    #: turn it off to compare.
     recheck_in_loop = True
 
     def __init__(
@@ -204,7 +205,7 @@ class RequestFlow(Dispatch, Observations):
                 NodeSelectorTerm((NodeSelectorRequirement(ARCH, "In", archs), NodeSelectorRequirement(NODE_DEVICE, "In", devices))),
             ),
         )
-        _ = (pod.cpu_millis, pod.memory, pod.images)  # cached now: every copy has them (each cold start reads them)
+        _ = (pod.cpu_millis, pod.memory, pod.images, pod.gpu_devices)  # cached now: every copy has them (each cold start reads them)
         return pod
 
     # -- the transitions heap ----------------------------------------------------------------------------
@@ -258,17 +259,9 @@ class RequestFlow(Dispatch, Observations):
             if who is not None:
                 self._unblock(who, blocked)
                 continue
-            top = heap[0][0] if heap else INF  # (the loop may have pushed re-checks again)
+            top = heap[0][0] if heap else INF  # (the loop may have carried out transitions)
             if top <= t and top <= due:
-                _, _, kind, r = heappop(heap)
-                if kind == "expire" and r.state == "running":  # an idle check, most often of an instance used since
-                    at = r.last_end + r.rt.spec.idle_timeout
-                    if top < at < INF and r.rt.spec.scaler == "per_request":  # used since: check again later (as _transition)
-                        self._seq += 1
-                        r.expiry = at
-                        heappush(heap, (at, self._seq, "expire", r))
-                        continue
-                self._transition(top, kind, r)
+                self._step()
                 continue
             if due < t:
                 self.sampler(due)  # sets the next due time
@@ -278,6 +271,25 @@ class RequestFlow(Dispatch, Observations):
             return
 
     # -- transitions --------------------------------------------------------------------------------------
+    def _step(self) -> None:
+        """Carry out the transitions heap's top: an idle check of an instance used since is pushed again for later (as
+        :meth:`_transition` would, without its rows), anything else is :meth:`_transition`'s."""
+        t, _, kind, r = heappop(self.heap)
+        if kind == "expire" and r.state == "running":  # an idle check, most often of an instance used since
+            at = r.last_end + r.rt.spec.idle_timeout
+            if t < at < INF and r.rt.spec.scaler == "per_request":  # used since: check again later
+                self._seq += 1
+                r.expiry = at
+                heappush(self.heap, (at, self._seq, "expire", r))
+                return
+        self._transition(t, kind, r)
+
+    def _step_in_loop(self, seq: int) -> int:
+        """:meth:`_step` called by the one-slot loop, which holds the sequence number: given it, returns it."""
+        self._seq = seq
+        self._step()
+        return self._seq
+
     def _transition(self, t: float, kind: str, r: Replica) -> None:
         rt = r.rt
         if kind == "starting":

@@ -8,7 +8,9 @@ request's end plus ``idle_timeout``) is most often of an instance used since; :m
 then only pushes it again for its new time. A function alone on the platform lets the loop do that itself (``heap``):
 when the next arrival is past the heap's top and the top is such a re-check due by ``limit``, it is popped and pushed
 again exactly as the catch-up would (the same sequence number, after the arrivals at or before its time), and the
-arrivals go on, instead of a return to the catch-up per re-check.
+arrivals go on, instead of a return to the catch-up per re-check. The other transitions due on the way (an instance
+starting, running, expired or drained) are the catch-up's own step (``step``), called from the loop at the same point
+of the order: a cold start's three or four returns to the catch-up become one.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def single_slot_loop(
     limit: float = -INF,
     rt: object = None,
     idle_timeout: float = 0.0,
+    step: Callable[[int], int] | None = None,
 ) -> tuple[int, float, int, float]:
     """The one-slot loop (the reference; :mod:`engine.faas._oneslot` is its compiled twin): dispatch the arrivals
     ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
@@ -99,7 +102,8 @@ def single_slot_loop(
     (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
     appended to ``rejected``). ``keep``: the replicas keep their requests' starts and ends. ``heap`` (the flow's
     transitions heap, when ``rt`` is the only function): idle re-checks of ``rt``'s instances due by ``limit`` are
-    pushed again on the way (see the module docstring), and ``h`` moves to the next top (at most ``limit``).
+    pushed again on the way (see the module docstring), any other transition of ``rt``'s due by then is carried out by
+    ``step`` (given and returning the sequence number; when given), and ``h`` moves to the next top (at most ``limit``).
     Returns (next row, blocked time or inf, sequence number, the horizon reached: every arrival at or before it is
     processed unless the buffer ran out first)."""
     n = len(buf)
@@ -110,10 +114,14 @@ def single_slot_loop(
             if heap is None or not heap or heap[0][0] != h:
                 break
             moved = recheck(heap, h, rt, idle_timeout, seq)
-            if moved == seq:
+            if moved != seq:
+                seq = moved
+            elif step is not None and heap[0][3].rt is rt:
+                seq = step(seq)  # the catch-up's own step: it may add or remove an instance
+                full = None
+            else:
                 break
-            seq = moved
-            h = heap[0][0] if heap[0][0] < limit else limit
+            h = heap[0][0] if heap and heap[0][0] < limit else limit
             continue
         r, seq = free_instance(slots, idle, a, seq)
         if r is None:

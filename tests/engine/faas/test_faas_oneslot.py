@@ -102,7 +102,7 @@ def test_compiled_loop_gives_the_tables_of_the_python_loop(case, monkeypatch):
 
 @pytest.mark.parametrize("loop", ["python", "compiled"])
 def test_a_function_alone_rechecks_idle_instances_in_its_loop_with_the_same_tables(loop, monkeypatch):
-    """The loop's own re-checks (on when one function is deployed) give the tables of the catch-up's (off)."""
+    """The loop's own re-checks and transitions (on when one function is deployed) give the tables of the catch-up's (off)."""
     if loop == "compiled" and compiled_module(FAAS_LOOP_MODULE) is None:
         pytest.skip("the compiled one-slot loop is not built")
     moved = []
@@ -113,14 +113,23 @@ def test_a_function_alone_rechecks_idle_instances_in_its_loop_with_the_same_tabl
         moved.append(out != seq)
         return out
 
+    steps = []
+    real_step = RequestFlow._step_in_loop
+
+    def stepping(self, seq):
+        steps.append(self.heap[0][2])  # the kind of transition the loop hands back
+        return real_step(self, seq)
+
     monkeypatch.setattr(oneslot, "recheck", counting)
+    monkeypatch.setattr(RequestFlow, "_step_in_loop", stepping)
     on = _run(loop, "alone", monkeypatch)
     monkeypatch.setattr(RequestFlow, "recheck_in_loop", False)
-    asked = len(moved)
+    asked, stepped = len(moved), len(steps)
     off = _run(loop, "alone", monkeypatch)
-    assert len(moved) == asked  # off: the loop is never asked
+    assert len(moved) == asked and len(steps) == stepped  # off: the loop is never asked
     if loop == "python":
         assert sum(moved) > 20  # on: the re-checks were the loop's
+    assert {"starting", "running", "expire"} <= set(steps)  # on: and the instances' other transitions
     lifecycle = on.frame("replica_lifecycle")
     assert (lifecycle.cause == "expired").sum() > 5 and (on.frame("invocations").reason == "concurrency_limit").sum() > 0
     for table in on.tables:
