@@ -1,6 +1,7 @@
 """Start-up stays light: ``import engine`` and a VM-world run load neither pandas nor pyarrow (tables load them
 when one is asked for), the function and pod worlds' modules (and the node autoscaler's) load only when a scenario
-of theirs is built, and the per-function scalers only when a function world builds one."""
+of theirs is built, the per-function scalers only when a function world builds one, and the trace readers only when a
+trace is read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "pyarrow")
 #: Modules a VM-world run does not need, loaded when first used (issue 24: start-up).
-LAZY = ("engine.autoscaling.functions",)
+LAZY = ("engine.autoscaling.functions", "engine.workload.traces.")
 
 
 def _loaded(code: str) -> list[str]:
@@ -53,3 +54,8 @@ def test_the_cli_run_of_the_default_scenario_loads_no_pandas():
     loaded = _loaded(run)
     assert not [m for m in loaded if m.split(".")[0] in HEAVY], loaded
     assert not [m for m in loaded if m.startswith(LAZY)], loaded
+
+
+def test_a_trace_scenario_loads_the_trace_readers():
+    loaded = _loaded("from engine import Simulation\nSimulation('azure-trace').advance(10)")
+    assert {"engine.workload.traces.replay", "engine.workload.traces.azure2019"} <= set(loaded), loaded
