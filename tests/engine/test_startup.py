@@ -1,7 +1,7 @@
 """Start-up stays light: ``import engine`` and a VM-world run load neither pandas nor pyarrow (tables load them
 when one is asked for), the function and pod worlds' modules (and the node autoscaler's) load only when a scenario
 of theirs is built, the per-function scalers only when a function world builds one, and the trace readers only when a
-trace is read."""
+trace is read, and the device table (with its quantity parser) only for a cluster of devices."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "pyarrow")
 #: Modules a VM-world run does not need, loaded when first used (issue 24: start-up).
-LAZY = ("engine.autoscaling.functions", "engine.workload.traces.")
+LAZY = ("engine.autoscaling.functions", "engine.workload.traces.", "engine.cluster.devices", "engine.cluster.quantity")
 
 
 def _loaded(code: str) -> list[str]:
