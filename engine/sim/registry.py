@@ -29,7 +29,8 @@ from engine.sim.run import RunParams
 from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
 from engine.workload.generators import REQUEST_GENERATORS
-from engine.workload.params import WorkloadParams, check_trace_file
+from engine.workload.params import WorkloadParams
+from engine.workload.traces import check_trace_file
 
 if TYPE_CHECKING:
     from engine.sim.worldview import WorldView

@@ -1,7 +1,7 @@
 """The workload section: job arrivals at the master's queue and job service times.
 
-No file is read here: a trace is checked when a scenario is built (:func:`check_trace_file`, which loads the trace
-readers only for a section that reads a trace).
+No file is read here: a trace is checked when a scenario is built (:func:`engine.workload.traces.check_trace_file`,
+which loads the trace readers only for a section that reads a trace).
 """
 
 from __future__ import annotations
@@ -158,15 +158,6 @@ class WorkloadParams(Section):
 def reads_trace(params: WorkloadParams) -> bool:
     """Does the section read a trace file (the trace pattern, or service times from a trace)?"""
     return params.pattern == "trace" or params.trace_service
-
-
-def check_trace_file(params: WorkloadParams) -> None:
-    """Read the section's trace now (:func:`engine.workload.traces.replay.check_files`) if it reads one; the trace
-    readers load only then, not with every scenario."""
-    if reads_trace(params):
-        from engine.workload.traces.replay import check_files
-
-        check_files(params)
 
 
 REQUEST_GENERATORS.on_register(lambda name, plugin: extend_selector(WorkloadParams, "pattern", name))
