@@ -11,28 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import param
 
 from engine.autoscaling.base import ScalingObservation, ScalingPolicy, ScalingVerdict
-from engine.autoscaling.functions import (
-    MEASURES,
-    AverageRpsScaler,
-    FunctionObservation,
-    FunctionScaler,
-    FunctionVerdict,
-    HPATarget,
-    Overlay,
-    PolicyScaler,
-    QueuePerReplicaScaler,
-    RpsThresholdScaler,
-)
 from engine.autoscaling.hpa import HPAParams, HPAPolicy
 from engine.autoscaling.keda import KEDAParams, KEDAPolicy
 from engine.autoscaling.kpa import KPAParams, KPAPolicy
 from engine.autoscaling.queue_drain import QueueDrainPolicy
 from engine.core.params import Mirror, ParamError, Section
 from engine.core.plugins import PluginError, PluginTable, extend_selector, missing_methods, one_line, plugin_section
+
+if TYPE_CHECKING:
+    from engine.autoscaling.functions import FunctionObservation, FunctionScaler, FunctionVerdict
 
 
 @dataclass(frozen=True)
@@ -167,6 +160,14 @@ class FunctionScalerEntry:
     doc: str
 
 
+def _scalers() -> ModuleType:
+    """The per-function scaler classes (``engine.autoscaling.functions``), imported when the first one is built: a
+    VM-world run, which builds none, does not load them."""
+    from engine.autoscaling import functions
+
+    return functions
+
+
 _HPA_NAMES = {"min_replicas": "min_replicas", "max_replicas": "max_replicas", "target_utilization": "target_utilization"}
 
 
@@ -181,21 +182,21 @@ def _scale_to_zero(fn, s):
 # The policies read their sections through Mirrors (plain attributes a watcher keeps current): a KPA round every 2 s
 # reads some twenty parameters, each a few microseconds through param's descriptors.
 def _hpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
-    own = Mirror(fn)
-    return PolicyScaler("hpa", HPAPolicy(Overlay(Mirror(s["hpa"]), HPATarget(own), _HPA_NAMES)), own)  # type: ignore[arg-type]
+    f, own = _scalers(), Mirror(fn)
+    return f.PolicyScaler("hpa", HPAPolicy(f.Overlay(Mirror(s["hpa"]), f.HPATarget(own), _HPA_NAMES)), own)
 
 
 def _kpa(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
     names = {"min_scale": "min_replicas", "max_scale": "max_replicas", "container_concurrency": "target_concurrency"}
-    own = Mirror(fn)
-    return PolicyScaler("kpa", KPAPolicy(Overlay(Mirror(s["kpa"]), own, names)), own)  # type: ignore[arg-type]
+    f, own = _scalers(), Mirror(fn)
+    return f.PolicyScaler("kpa", KPAPolicy(f.Overlay(Mirror(s["kpa"]), own, names)), own)
 
 
 def _keda(fn: Section, s: Mapping[str, Section]) -> FunctionScaler:
     names = {"min_replica_count": "min_replicas", "max_replica_count": "max_replicas", "target_queue_length": "target_keda_queue"}
-    own = Mirror(fn)
-    keda = Overlay(Mirror(s["keda"]), own, names)
-    return PolicyScaler("keda", KEDAPolicy(keda, Overlay(Mirror(s["hpa"]), own, _HPA_NAMES)), own)  # type: ignore[arg-type]
+    f, own = _scalers(), Mirror(fn)
+    keda = f.Overlay(Mirror(s["keda"]), own, names)
+    return f.PolicyScaler("keda", KEDAPolicy(keda, f.Overlay(Mirror(s["hpa"]), own, _HPA_NAMES)), own)
 
 
 _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
@@ -203,12 +204,18 @@ _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
     "per_request": FunctionScalerEntry(
         None, 0.0, "public FaaS clouds: a request without an idle warm instance starts one (cold); idle_timeout expires them"
     ),
-    "rps_threshold": FunctionScalerEntry(lambda fn, s: RpsThresholdScaler(fn), 10.0, "faas-sim FaasRequestScaler: rps against target_rps"),
+    "rps_threshold": FunctionScalerEntry(
+        lambda fn, s: _scalers().RpsThresholdScaler(fn), 10.0, "faas-sim FaasRequestScaler: rps against target_rps"
+    ),
     "average_rps": FunctionScalerEntry(
-        lambda fn, s: AverageRpsScaler(fn), 50.0, "faas-sim AverageFaasRequestScaler: invocations per replica against target_average_rps"
+        lambda fn, s: _scalers().AverageRpsScaler(fn),
+        50.0,
+        "faas-sim AverageFaasRequestScaler: invocations per replica against target_average_rps",
     ),
     "queue_per_replica": FunctionScalerEntry(
-        lambda fn, s: QueuePerReplicaScaler(fn), 50.0, "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue"
+        lambda fn, s: _scalers().QueuePerReplicaScaler(fn),
+        50.0,
+        "faas-sim AverageQueueFaasRequestScaler: median replica queue against target_queue",
     ),
     "scale_to_zero": FunctionScalerEntry(
         _scale_to_zero,
@@ -221,7 +228,9 @@ _BUILTIN_FUNCTION_SCALERS: dict[str, FunctionScalerEntry] = {
     "kpa": FunctionScalerEntry(_kpa, 2.0, "Knative KPA on concurrency (in service + waiting)"),
     "keda": FunctionScalerEntry(_keda, 15.0, "KEDA on waiting requests per replica"),
     "queue_drain": FunctionScalerEntry(
-        lambda fn, s: PolicyScaler("queue_drain", QueueDrainPolicy(), fn), 10.0, "the seed's drain-time band on the waiting requests"
+        lambda fn, s: _scalers().PolicyScaler("queue_drain", QueueDrainPolicy(), fn),
+        10.0,
+        "the seed's drain-time band on the waiting requests",
     ),
 }
 
@@ -237,7 +246,7 @@ class GuardedScaler:
     @property
     def reads(self) -> frozenset[str]:
         """The measures the plugin says it reads (every one when it does not say)."""
-        return frozenset(getattr(self.scaler, "reads", MEASURES))
+        return frozenset(getattr(self.scaler, "reads", _scalers().MEASURES))
 
     def decide(self, obs: FunctionObservation) -> FunctionVerdict:
         try:
@@ -245,7 +254,7 @@ class GuardedScaler:
         except Exception as e:
             raise PluginError(f"{self.label}: decide raised {one_line(e)}") from None
         desired = getattr(verdict, "desired", None)
-        if not isinstance(verdict, FunctionVerdict) or (
+        if not isinstance(verdict, _scalers().FunctionVerdict) or (
             desired is not None and (isinstance(desired, bool) or not isinstance(desired, int) or desired < 0)
         ):
             raise PluginError(f"{self.label}: decide returned {verdict!r:.80}; allowed: a FunctionVerdict with desired None or an int >= 0")

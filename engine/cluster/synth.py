@@ -16,7 +16,6 @@ from functools import partial
 
 import numpy as np
 
-from engine.cluster.devices import device_node, device_shapes
 from engine.cluster.model import (
     ARCH,
     CAPABILITY_GPU,
@@ -187,6 +186,10 @@ def faas_edge(
     Cells of rpi3/rpi4/rockpi/coral/nano/tx2 devices (seeded mix), cloudlets of two NUCs, a Jetson NX and a TX2,
     and cloud VMs, one in four a xeongpu, the rest xeoncpu. Links and storage as in :func:`urban_sensing`.
     """
+    # the device table (and its kube quantity parser, fractions, decimal) loads with the first such cluster, not with
+    # every cluster
+    from engine.cluster.devices import device_node, device_shapes
+
     return _edge_layout(
         cells,
         devices_per_cell,

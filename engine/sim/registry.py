@@ -30,7 +30,7 @@ from engine.vmworld.params import ControllerParams, FaultParams, PlatformParams
 from engine.vmworld.world import VMWorld
 from engine.workload.generators import REQUEST_GENERATORS
 from engine.workload.params import WorkloadParams
-from engine.workload.traces.replay import check_files as check_workload_files
+from engine.workload.traces import check_trace_file
 
 if TYPE_CHECKING:
     from engine.sim.worldview import WorldView
@@ -68,7 +68,7 @@ SECTIONS: dict[str, SectionEntry] = {
     "autoscaler": SectionEntry(AutoscalerParams),
     "controller": SectionEntry(ControllerParams),
     "platform": SectionEntry(PlatformParams),
-    "workload": SectionEntry(WorkloadParams, check_workload_files),
+    "workload": SectionEntry(WorkloadParams, check_trace_file),
     "faults": SectionEntry(FaultParams),
     "policy": SectionEntry(PolicyParams),
     **{key: SectionEntry(cls) for key, cls in POLICY_SECTIONS.items()},

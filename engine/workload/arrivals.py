@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.core.params import Section
 from engine.workload.generators import BUILTIN_PATTERNS, GuardedGenerator, make_generator
 from engine.workload.params import WorkloadParams
-from engine.workload.traces.model import Trace
-from engine.workload.traces.replay import TraceCursor, load_trace
+
+if TYPE_CHECKING:
+    from engine.workload.traces.model import Trace
+    from engine.workload.traces.replay import TraceCursor
 
 WINDOW = 10.0
 
@@ -113,6 +116,9 @@ class ArrivalStream:
         p = self.params
         key = (p.trace_file, p.trace_format, p.trace_function)
         if self._cursor is None or self._cursor.key != key:
+            # the trace readers load with the first trace, not with every run
+            from engine.workload.traces.replay import TraceCursor, load_trace
+
             self._cursor = TraceCursor(load_trace(*key), key=key)
         return self._cursor
 

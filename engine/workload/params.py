@@ -1,6 +1,7 @@
 """The workload section: job arrivals at the master's queue and job service times.
 
-No file is read here: a trace is checked when a scenario is built (:func:`engine.workload.traces.replay.check_files`).
+No file is read here: a trace is checked when a scenario is built (:func:`engine.workload.traces.check_trace_file`,
+which loads the trace readers only for a section that reads a trace).
 """
 
 from __future__ import annotations
@@ -152,6 +153,11 @@ class WorkloadParams(Section):
                 "workload.burst_duration",
                 f"{self.burst_duration:g} exceeds burst_every ({self.burst_every:g}); allowed: <= burst_every",
             )
+
+
+def reads_trace(params: WorkloadParams) -> bool:
+    """Does the section read a trace file (the trace pattern, or service times from a trace)?"""
+    return params.pattern == "trace" or params.trace_service
 
 
 REQUEST_GENERATORS.on_register(lambda name, plugin: extend_selector(WorkloadParams, "pattern", name))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from engine.core.rng import gamma_shape
 from engine.workload.params import WorkloadParams
-from engine.workload.traces.model import Durations
-from engine.workload.traces.replay import load_durations
+
+if TYPE_CHECKING:
+    from engine.workload.traces.model import Durations
 
 
 class ServiceTimes:
@@ -46,6 +49,8 @@ class ServiceTimes:
             return
         key = (p.trace_file, p.trace_format, p.trace_function)
         if key != self._model_key:
+            from engine.workload.traces.replay import load_durations  # the trace readers load with the first trace
+
             self._model, self._model_key = load_durations(*key), key
 
     def _changed(self, *_events) -> None:

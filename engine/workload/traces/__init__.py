@@ -27,3 +27,16 @@ allowed. Unsorted arrival times are sorted and the structure keeps a note saying
 model; both keep the last few results (keyed by path, size and modification time), so a simulation
 reads its trace once, not per window, and a parameter check costs a dictionary lookup.
 """
+
+from __future__ import annotations
+
+from engine.workload.params import WorkloadParams, reads_trace
+
+
+def check_trace_file(params: WorkloadParams) -> None:
+    """Read the section's trace now (:func:`~engine.workload.traces.replay.check_files`) if it reads one: the trace
+    readers load only then, not with every scenario."""
+    if reads_trace(params):
+        from engine.workload.traces.replay import check_files
+
+        check_files(params)

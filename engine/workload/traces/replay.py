@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.core import filecache
 from engine.core.params import ParamError
-from engine.workload.params import MAX_RATE, TRACE_FORMATS, WorkloadParams
+from engine.workload.params import MAX_RATE, TRACE_FORMATS, WorkloadParams, reads_trace
 from engine.workload.traces.azure2019 import azure2019_durations_path, read_azure2019_durations, read_azure2019_invocations
 from engine.workload.traces.azure2021 import read_azure2021
 from engine.workload.traces.common import MIN_SERVICE, MINUTE, TRACE_DIR, TraceError, _frozen, resolve_trace_path
@@ -24,7 +24,7 @@ from engine.workload.traces.openb import read_openb_pods
 
 def check_files(params: WorkloadParams) -> None:
     """The trace pattern and trace_service need a readable trace: read it now (then cached), or raise naming the field."""
-    if not (params.pattern == "trace" or params.trace_service):
+    if not reads_trace(params):
         return
     use = "the trace pattern" if params.pattern == "trace" else "trace_service"
     if not params.trace_file.strip():
