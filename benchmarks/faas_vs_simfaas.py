@@ -21,10 +21,15 @@ seconds, after one untimed short warm-up run of each (first-use loading is not w
 recording stays on (samples every ``run.sample_interval`` = 5 s, per-request rows); only the utilisation rows
 (per replica and node) are off, SimFaaS having no such thing.
 
+The CPU ratio is the median of the repetitions' own ratios (SimFaaS's run over ours, timed one after the other): this
+shared machine's speed drifts, both sides' CPU seconds moving together by up to ~1.7x within seconds even at load 1
+(2026-12-04: ours 33-36 ms and SimFaaS 229-230 ms for two reps, then 22-25 and 123-150 ms), so a ratio of the two
+sides' separate medians mixes fast and slow stretches; it is printed too (``cpu_ratio_of_medians``).
+
 Goal (issue 24): ours >= 5x SimFaaS in CPU time at every rate. The script reports, it does not assert: it exits 0
 and prints ``GOAL MISSED: ...`` lines; the last line is ``RESULT {json}``.
 
-    .venv/bin/python benchmarks/faas_vs_simfaas.py            # full: 3 reps at the horizons above
+    .venv/bin/python benchmarks/faas_vs_simfaas.py            # full: 5 reps at the horizons above
     .venv/bin/python benchmarks/faas_vs_simfaas.py --quick    # 3 reps at a fifth of the horizons
     .venv/bin/python benchmarks/faas_vs_simfaas.py --smoke    # 1 rep of a few hundred requests (tests)
 """
@@ -59,7 +64,7 @@ EXPIRATION = 600.0
 MAX_INSTANCES = 1000
 GOAL = 5.0
 HORIZONS = {0.05: 200_000.0, 0.9: 20_000.0, 10.0: 2_000.0}
-PLANS = {"full": (1.0, 3), "quick": (0.2, 3), "smoke": (0.02, 1)}
+PLANS = {"full": (1.0, 5), "quick": (0.2, 3), "smoke": (0.02, 1)}
 
 
 class ExponentialSimulator(FunctionSimulator):
@@ -188,6 +193,7 @@ def measure(rate: float, horizon: float, reps: int) -> dict[str, Any]:
     ours_wall = statistics.median(r["wall"] for r in ours)
     peer_wall = statistics.median(r["wall"] for r in peer)
     requests = statistics.fmean(r["requests"] for r in ours)
+    paired = [p["cpu"] / max(o["cpu"], 1e-9) for o, p in zip(ours, peer, strict=True)]
     out = {
         "rate": rate,
         "horizon": horizon,
@@ -196,7 +202,9 @@ def measure(rate: float, horizon: float, reps: int) -> dict[str, Any]:
         "simfaas_cpu_seconds": peer_cpu,
         "ours_wall_seconds": ours_wall,
         "simfaas_wall_seconds": peer_wall,
-        "cpu_ratio": peer_cpu / max(ours_cpu, 1e-9),
+        "cpu_ratio": statistics.median(paired),  # the goal's figure: each repetition's own ratio (see the docstring)
+        "cpu_ratio_of_medians": peer_cpu / max(ours_cpu, 1e-9),
+        "cpu_ratios_paired": paired,
         "wall_ratio": peer_wall / max(ours_wall, 1e-9),
         "ours_us_per_request": 1e6 * ours_cpu / max(requests, 1.0),
         "simfaas_us_per_request": 1e6 * peer_cpu / max(statistics.fmean(r["requests"] for r in peer), 1.0),
@@ -208,6 +216,7 @@ def measure(rate: float, horizon: float, reps: int) -> dict[str, Any]:
         f"med  {'':>8}  {ours_cpu:>10.3f}  {peer_cpu:>13.3f}  {out['cpu_ratio']:>9.2f}  {out['wall_ratio']:>10.2f}"
         f"   ({out['ours_us_per_request']:.1f} vs {out['simfaas_us_per_request']:.1f} CPU us per request)"
     )
+    print(f"     CPU ratio: median of the repetitions' own {out['cpu_ratio']:.2f}x; of the medians {out['cpu_ratio_of_medians']:.2f}x")
     for key, label in (("p_cold", "cold-start probability"), ("servers", "average instance count")):
         a = out[key]
         print(

@@ -25,6 +25,7 @@ def test_smoke_run_ends_with_result_json() -> None:
     assert set(result["runs"]) == {"0.05", "0.9", "10"}
     for run in result["runs"].values():
         assert run["requests"] > 0 and run["ours_cpu_seconds"] > 0 and run["simfaas_cpu_seconds"] > 0
+        assert len(run["cpu_ratios_paired"]) == result["reps"] and run["cpu_ratio"] > 0 and run["cpu_ratio_of_medians"] > 0
         assert run["rejected"] == [0, 0]  # the instance limit is never reached on either side
         for measure in ("p_cold", "servers"):
             assert run[measure]["ours"] > 0 and run[measure]["simfaas"] > 0
