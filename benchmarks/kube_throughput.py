@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "kube")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "kube"), str(ROOT / "tests" / "support")]  # real_cluster reads the tests' guard
 
 from kube_objects import make_node, make_pod  # noqa: E402
 from kubernetes import client  # noqa: E402

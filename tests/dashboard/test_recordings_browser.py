@@ -55,7 +55,7 @@ def rows(page, names: list[str]) -> dict:
     return page.evaluate(JS_ROWS, names)
 
 
-def wait_for_rows(page, names: list[str], least: int = 3, timeout: float = 30000) -> float:
+def wait_for_rows(page, names: list[str], least: int = 3, timeout: float = GUARD_MS) -> float:
     """Wait until every named figure holds at least ``least`` rows; the seconds it took."""
     t0 = time.perf_counter()
     page.wait_for_function(f"names => Object.values(({JS_ROWS})(names)).every(n => n !== null && n >= {least})", arg=names, timeout=timeout)

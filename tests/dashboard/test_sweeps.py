@@ -7,6 +7,7 @@ import time
 
 import holoviews as hv
 import yaml
+from guard import GUARD_S
 
 from dashboard.session import LiveSession
 from dashboard.sweeps import SweepExplorer
@@ -34,7 +35,7 @@ def _explorer(tmp_path, sweep: dict, live: LiveSession | None = None) -> SweepEx
 
 def _run(e: SweepExplorer) -> None:
     e.start_sweep()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + GUARD_S
     while e.running is not None and time.monotonic() < deadline:
         time.sleep(0.05)
         e.poll()

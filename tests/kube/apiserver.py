@@ -72,6 +72,8 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from guard import GUARD_S
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -379,10 +381,10 @@ class FakeApiServer:
         with self._cond:
             return sum(1 for w in self._watches if resource in (None, w.resource.name) and not w.ending)
 
-    def wait_for_watch(self, resource: str = "pods", count: int = 1, timeout: float = 60.0) -> bool:
+    def wait_for_watch(self, resource: str = "pods", count: int = 1, timeout: float = GUARD_S) -> bool:
         return self.wait_until(lambda s: s.open_watches(resource) >= count, timeout)
 
-    def wait_until(self, predicate: Callable[[FakeApiServer], bool], timeout: float = 60.0) -> bool:
+    def wait_until(self, predicate: Callable[[FakeApiServer], bool], timeout: float = GUARD_S) -> bool:
         """Wait (without polling sleeps) until ``predicate(self)`` holds; re-checked on every change."""
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self), timeout)

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from guard import GUARD_S
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "kube-real.sh"
 SCHEDULER_USER = "skippy"
@@ -50,7 +52,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 120.0, interval: float = 0.1) -> Any:
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = GUARD_S, interval: float = 0.1) -> Any:
     """Poll ``condition`` until it returns something truthy (returned); AssertionError naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:

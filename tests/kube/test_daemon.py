@@ -20,6 +20,7 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
+from guard import GUARD_S  # noqa: E402
 from kube_objects import make_node, make_pod  # noqa: E402
 from kubernetes import client  # noqa: E402
 
@@ -64,7 +65,7 @@ def running(server, params: SchedulerParams | None = None, **options):
         assert leftover == [], leftover
 
 
-def poll(predicate, timeout: float = 60.0) -> bool:
+def poll(predicate, timeout: float = GUARD_S) -> bool:
     """For what the stand-in does not signal (request statuses, the daemon's own state)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -74,7 +75,7 @@ def poll(predicate, timeout: float = 60.0) -> bool:
     return False
 
 
-def ready(daemon, timeout: float = 60.0) -> bool:
+def ready(daemon, timeout: float = GUARD_S) -> bool:
     return poll(lambda: daemon.ready()[0], timeout)
 
 
@@ -83,7 +84,7 @@ def bound_to(server, pod: str, namespace: str = "default") -> str | None:
     return (found or {}).get("spec", {}).get("nodeName")
 
 
-def wait_bound(server, pod: str, namespace: str = "default", timeout: float = 60.0) -> str | None:
+def wait_bound(server, pod: str, namespace: str = "default", timeout: float = GUARD_S) -> str | None:
     server.wait_until(lambda s: bound_to(s, pod, namespace) is not None, timeout)
     return bound_to(server, pod, namespace)
 

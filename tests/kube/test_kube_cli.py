@@ -23,6 +23,7 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
+from guard import GUARD_S  # noqa: E402
 from kube_objects import make_node, make_pod  # noqa: E402
 
 from engine.kube.cli import main  # noqa: E402
@@ -66,7 +67,7 @@ class Daemon:
             self.lines.append(line.rstrip("\n"))
             self._fresh.put(line)
 
-    def wait_for_line(self, pattern: str, timeout: float = 120.0) -> re.Match:
+    def wait_for_line(self, pattern: str, timeout: float = GUARD_S) -> re.Match:
         deadline = time.monotonic() + timeout
         for line in list(self.lines):
             if m := re.search(pattern, line):
@@ -98,7 +99,7 @@ def get(port: int, path: str) -> int:
         return e.code
 
 
-def poll(predicate, timeout: float = 60.0) -> bool:
+def poll(predicate, timeout: float = GUARD_S) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -24,9 +24,10 @@ from queue import Empty, Queue
 from typing import Any
 
 import panel as pn
+from guard import GUARD_S
 
-#: How long a wait may last before the test fails as hung (milliseconds); ``SCALELAB_TEST_GUARD_S`` sets it (seconds).
-GUARD_MS = int(float(os.environ.get("SCALELAB_TEST_GUARD_S", "180")) * 1000)
+#: How long a wait may last before the test fails as hung (milliseconds): :data:`guard.GUARD_S`.
+GUARD_MS = int(GUARD_S * 1000)
 
 
 def wait_until(

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from guard import GUARD_S
 
 from engine.runs.dataset import SweepDataset
 from engine.runs.spec import SweepError, load_sweep, sweep_from_dict
@@ -187,7 +188,7 @@ def test_an_interrupted_sweep_reruns_only_the_missing_runs_and_ends_equal_to_an_
     out = tmp_path / "ds"
     cmd = [sys.executable, "-m", "engine", "sweep", str(resumable_file), "--out", str(out), "--scheduler", dask_client.scheduler.address]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + GUARD_S
     while len(_parts(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(sig)
@@ -354,7 +355,7 @@ def test_the_readme_commands_dask_scheduler_and_dask_worker_run_the_same_sweep_u
         )
     ]
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + GUARD_S
         while not info.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         address = json.loads(info.read_text())["address"]
