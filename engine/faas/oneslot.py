@@ -99,8 +99,9 @@ def single_slot_loop(
     """The one-slot loop (the reference; :mod:`engine.faas._oneslot` is its compiled twin): dispatch the arrivals
     ``buf[bi:]`` up to ``h``, each to the top of the idle stack, appending replica and execution columns; an arrival
     that finds no idle instance blocks (returned as the blocked time) unless the function is at its instance limit
-    (``at_limit()``, asked once: no instance comes or goes within the call): then it is rejected (its row number
-    appended to ``rejected``). ``keep``: the replicas keep their requests' starts and ends. ``heap`` (the flow's
+    (``at_limit()``, asked when first needed and again after a ``step``, the only way an instance comes or goes within
+    the call): then it is rejected (its row number appended to ``rejected``). ``keep``: the replicas keep their
+    requests' starts and ends. ``heap`` (the flow's
     transitions heap, when ``rt`` is the only function): idle re-checks of ``rt``'s instances due by ``limit`` are
     pushed again on the way (see the module docstring), any other transition of ``rt``'s due by then is carried out by
     ``step`` (given and returning the sequence number; when given), and ``h`` moves to the next top (at most ``limit``).
